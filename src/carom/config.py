@@ -1,0 +1,65 @@
+"""Every tolerance and default of carom, in one place.
+
+Units are SI (metres, kilograms, seconds) unless a field says otherwise. A `Config` is frozen; pass a
+modified copy to a world: ``carom.World(config=carom.Config(resting_speed=1e-4))``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields, replace
+
+#: Newtonian constant of gravitation, m^3 kg^-1 s^-2 (CODATA 2018).
+G = 6.67430e-11
+
+RESTITUTION_RULES = ("min", "max", "mean", "product")
+IMPACT_MODES = ("bounce", "merge")
+INTEGRATORS = ("leapfrog", "euler")
+
+
+@dataclass(frozen=True)
+class Config:
+    """Numerical tolerances. The defaults suit bodies from millimetres to planets."""
+
+    #: Two bodies (or a body and a wall) *touch* when their gap is at most this fraction of the sum of
+    #: radii (of the radius, for a wall). Touching contacts are solved together; smaller overlaps than
+    #: this are never reported. Dimensionless.
+    contact_tolerance: float = 1e-9
+    #: Normal approach speed (m/s) below which an impact with e < 1 is treated as *resting contact*:
+    #: it is made perfectly inelastic (e = 0), is not counted as an impact, and the contact then carries
+    #: a normal force. This ends the Zeno sequence of ever-smaller bounces of an inelastic ball, which
+    #: otherwise has infinitely many impacts before t0 (1 + e) / (1 - e).
+    resting_speed: float = 1e-3
+    #: Approach speeds below this fraction of the largest speed in a contact cluster count as zero
+    #: (round-off); applies for every e, including e = 1. Dimensionless.
+    speed_tolerance: float = 1e-12
+    #: Rounds of "solve together every contact that approaches now" allowed at one instant before the
+    #: remaining approaching contacts are solved as one perfectly inelastic system (a warning is issued).
+    max_rounds: int = 10_000
+    #: Projected Gauss-Seidel sweeps and relative tolerance for each contact complementarity problem.
+    lcp_iterations: int = 500
+    lcp_tolerance: float = 1e-13
+    #: Sweeps of the end-of-step overlap projection (positions only; velocities are never changed).
+    projection_iterations: int = 50
+    #: Impacts buffered inside a kernel before they are handed to Python (callbacks, logs).
+    impact_log_capacity: int = 4096
+    #: A body's sweep margin is this many times its displacement bound over a step (headroom for a speed
+    #: increase in an impact inside the step; a body that outruns it triggers a broad-phase rebuild).
+    sweep_safety: float = 1.5
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not math.isfinite(value) or value < 0:
+                raise ValueError(f"Config.{f.name} must be finite and >= 0, got {value!r}")
+        if self.max_rounds < 1 or self.lcp_iterations < 1 or self.impact_log_capacity < 1:
+            raise ValueError("Config: max_rounds, lcp_iterations and impact_log_capacity must be >= 1")
+        if self.sweep_safety < 1:
+            raise ValueError(f"Config.sweep_safety must be >= 1, got {self.sweep_safety!r}")
+
+    def replace(self, **changes) -> Config:
+        """A copy with some fields changed."""
+        return replace(self, **changes)
+
+
+DEFAULT = Config()

@@ -1,0 +1,167 @@
+"""Forces other than uniform gravity: N-body gravity, atmospheric drag, thrust.
+
+A force adds accelerations (m/s^2) for every active body into an ``(n, dim)`` array; the world evaluates
+all forces before anything moves (and again at the end of a step for the leapfrog kick). Fixed bodies
+feel no force. Uniform gravity is part of the world (`World(gravity=...)`), not a force object: the
+drift integrates it exactly.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .config import G
+from .model import _number, _vector
+
+
+@njit(cache=True)
+def _nbody_accel(position, mass, active, movable, G, eps2, out):
+    """Direct-sum Newtonian gravity with Plummer softening; O(n^2). Sources: active bodies of finite mass."""
+    n, dim = position.shape
+    for i in range(n):
+        if not active[i] or not movable[i]:
+            continue
+        for j in range(n):
+            if j == i or not active[j] or not math.isfinite(mass[j]):
+                continue
+            r2 = eps2
+            for d in range(dim):
+                r2 += (position[j, d] - position[i, d]) ** 2
+            s = G * mass[j] / (r2 * math.sqrt(r2))
+            for d in range(dim):
+                out[i, d] += s * (position[j, d] - position[i, d])
+
+
+@njit(cache=True)
+def _nbody_potential(position, mass, active, G, eps2):
+    n, dim = position.shape
+    pe = 0.0
+    for i in range(n):
+        if not active[i] or not math.isfinite(mass[i]):
+            continue
+        for j in range(i + 1, n):
+            if not active[j] or not math.isfinite(mass[j]):
+                continue
+            r2 = eps2
+            for d in range(dim):
+                r2 += (position[j, d] - position[i, d]) ** 2
+            pe -= G * mass[i] * mass[j] / math.sqrt(r2)
+    return pe
+
+
+class Force:
+    """Base of all forces: ``accelerate(world, t, out)`` adds m/s^2 into ``out`` (n, dim)."""
+
+    def bind(self, world) -> None:
+        """Check the force against the world it is added to (body ids, dimensions)."""
+
+    def accelerate(self, world, t: float, out: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def potential_energy(self, world) -> float:
+        """Potential energy (J) for conservative forces; 0 for the others."""
+        return 0.0
+
+
+def _body_id(field: str, body, world) -> int:
+    if not isinstance(body, int | np.integer) or not 0 <= body < world.n_bodies:
+        raise ValueError(f"{field} must be a body id in [0, {world.n_bodies}), got {body!r}")
+    return int(body)
+
+
+class NBodyGravity(Force):
+    """Newtonian gravity between all pairs, ``F = G Ma Mb / (r^2 + eps^2)`` along the line of centres,
+    potential ``-G Ma Mb / sqrt(r^2 + eps^2)``. Fixed bodies with a finite mass attract but do not move."""
+
+    def __init__(self, G: float = G, softening: float = 0.0):
+        self.G = _number("NBodyGravity G", G)
+        self.softening = _number("NBodyGravity softening", softening)
+        if self.G < 0:
+            raise ValueError(f"NBodyGravity G must be >= 0, got {G!r}")
+        if self.softening < 0:
+            raise ValueError(f"NBodyGravity softening must be >= 0, got {softening!r}")
+
+    def accelerate(self, world, t, out):
+        _nbody_accel(world.positions, world.masses, world.active, world._movable(), self.G, self.softening**2, out)
+
+    def potential_energy(self, world):
+        return float(_nbody_potential(world.positions, world.masses, world.active, self.G, self.softening**2))
+
+    def __repr__(self):
+        return f"NBodyGravity(G={self.G!r}, softening={self.softening!r})"
+
+
+class Atmosphere(Force):
+    """Drag in an exponential atmosphere around ``body`` (an id): ``F = -1/2 rho(h) Cd A |v_rel| v_rel``,
+    ``rho(h) = surface_density exp(-h / scale_height)`` at altitude ``h`` above the body's surface,
+    ``v_rel`` relative to the body's velocity, ``A = pi r^2`` (in 2D too), ``Cd`` per body.
+    ``scale_height = math.inf`` gives uniform density. Units: kg/m^3, m."""
+
+    def __init__(self, body: int, surface_density: float = 1.225, scale_height: float = 8500.0):
+        self.body = body
+        self.surface_density = _number("Atmosphere surface_density", surface_density)
+        self.scale_height = _number("Atmosphere scale_height", scale_height, allow_inf=True)
+        if self.surface_density < 0:
+            raise ValueError(f"Atmosphere surface_density must be >= 0, got {surface_density!r}")
+        if not self.scale_height > 0:
+            raise ValueError(f"Atmosphere scale_height must be > 0, got {scale_height!r}")
+
+    def bind(self, world):
+        self.body = _body_id("Atmosphere body", self.body, world)
+
+    def accelerate(self, world, t, out):
+        _drag_accel(
+            world.positions, world.velocities, world.bodies.inv_mass[: world.n_bodies], world.radii,
+            world.bodies.drag_coefficient[: world.n_bodies], world.active, self.body, self.surface_density,
+            self.scale_height, out,
+        )  # fmt: skip
+
+    def __repr__(self):
+        return f"Atmosphere(body={self.body}, surface_density={self.surface_density}, scale_height={self.scale_height})"
+
+
+@njit(cache=True)
+def _drag_accel(position, velocity, inv_mass, radius, cd, active, planet, rho0, scale, out):
+    n, dim = position.shape
+    for i in range(n):
+        if i == planet or not active[i] or inv_mass[i] == 0.0:
+            continue
+        r2 = 0.0
+        v2 = 0.0
+        for d in range(dim):
+            r2 += (position[i, d] - position[planet, d]) ** 2
+            v2 += (velocity[i, d] - velocity[planet, d]) ** 2
+        altitude = max(math.sqrt(r2) - radius[planet], 0.0)
+        rho = rho0 * math.exp(-altitude / scale)
+        k = 0.5 * rho * cd[i] * math.pi * radius[i] ** 2 * math.sqrt(v2) * inv_mass[i]
+        for d in range(dim):
+            out[i, d] -= k * (velocity[i, d] - velocity[planet, d])
+
+
+class Thrust(Force):
+    """A force (N) on one body: a constant vector, or ``force(world, t) -> vector`` evaluated with the
+    other forces (before anything moves, and at the end of each step)."""
+
+    def __init__(self, body: int, force):
+        self.body = body
+        self.force = force
+
+    def bind(self, world):
+        self.body = _body_id("Thrust body", self.body, world)
+        if not callable(self.force):
+            self.force = _vector("Thrust force", self.force, world.dim)
+
+    def accelerate(self, world, t, out):
+        f = self.force(world, t) if callable(self.force) else self.force
+        if callable(self.force):
+            f = _vector("Thrust force (returned by the callable)", f, world.dim)
+        if world.active[self.body]:
+            out[self.body] += f * world.bodies.inv_mass[self.body]
+
+    def __repr__(self):
+        return f"Thrust(body={self.body}, force={self.force!r})"
+
+

@@ -1,0 +1,504 @@
+"""Scene files: TOML text -> validated, typed tables -> a ready `World`.
+
+A scene states everything a run needs: the world (dimension, uniform gravity, impact model, engine),
+bodies (explicit, or from generators), walls and boxes, forces, run settings and output settings. Units
+are SI throughout: m, kg, s, m/s, N, J. The format is documented in ``docs/scenes.md``.
+
+Parsing is strict: unknown keys, wrong types and out-of-range values are errors that name the file, the
+table and field, the bad value and what is allowed ("did you mean" when a name is close). Building the
+world is part of validation, so a scene is either fully accepted or rejected before anything is written.
+Optional body and force fields that are absent are not passed on, so the defaults are the API's own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import re
+import tomllib
+import typing
+from pathlib import Path
+from typing import Annotated, Literal
+
+import msgspec
+import numpy as np
+from msgspec import UNSET, Meta, Struct, UnsetType
+from msgspec import inspect as mi
+
+from .config import IMPACT_MODES, INTEGRATORS, RESTITUTION_RULES, Config
+from .forces import Atmosphere, NBodyGravity, Thrust
+from .model import _vector
+from .world import World
+
+#: Frames written per run when ``run.output_interval`` is not given.
+DEFAULT_FRAMES = 200
+
+Vector = list[float]
+Positive = Annotated[float, Meta(gt=0)]
+NonNegative = Annotated[float, Meta(ge=0)]
+Count = Annotated[int, Meta(ge=1)]
+#: A value, or ``[low, high]``: drawn uniformly per body.
+Span = Positive | tuple[Positive, Positive]
+#: A body named by its ``name`` or by its id (its index in the order bodies are added).
+BodyRef = int | str
+
+
+class SceneError(ValueError):
+    """A scene that cannot be run; the message names the file, the field and the bad value."""
+
+
+class _Table(Struct, forbid_unknown_fields=True, kw_only=True):
+    def given(self, *names: str) -> dict:
+        """The named fields that the scene sets (absent ones keep the API's defaults)."""
+        return {n: v for n in names if (v := getattr(self, n)) is not UNSET}
+
+
+# ----------------------------------------------------------------------------------------------- tables
+class WorldTable(_Table):
+    dim: Literal[2, 3]
+    gravity: Vector | UnsetType = UNSET
+    restitution_rule: Literal[RESTITUTION_RULES] | UnsetType = UNSET
+    impact_mode: Literal[IMPACT_MODES] | UnsetType = UNSET
+    integrator: Literal[INTEGRATORS] | UnsetType = UNSET
+    engine: Literal["step", "event"] = "step"
+    #: Seed of the random generator that every random generator table draws from, in file order.
+    seed: int = 0
+
+
+class BodyTable(_Table):
+    position: Vector
+    velocity: Vector | UnsetType = UNSET
+    mass: float | UnsetType = UNSET
+    radius: float | UnsetType = UNSET
+    restitution: float | UnsetType = UNSET
+    fixed: bool | UnsetType = UNSET
+    drag_coefficient: float | UnsetType = UNSET
+    name: str | UnsetType = UNSET
+
+
+_BODY_FIELDS = ("position", "velocity", "mass", "radius", "restitution", "fixed", "drag_coefficient")
+
+
+class _Group(_Table):
+    """Fields that every generator passes to each body it makes."""
+
+    restitution: float | UnsetType = UNSET
+    drag_coefficient: float | UnsetType = UNSET
+
+
+class _Moving(_Group):
+    """Velocities of generated bodies: ``velocity`` (m/s) for all, plus at most one random part:
+    ``temperature`` kT (J; each component normal with variance kT/m, net momentum removed) or
+    ``speed`` (m/s, each body in a random direction)."""
+
+    velocity: Vector | UnsetType = UNSET
+    temperature: NonNegative | UnsetType = UNSET
+    speed: NonNegative | UnsetType = UNSET
+
+    def __post_init__(self):
+        if self.temperature is not UNSET and self.speed is not UNSET:
+            raise ValueError("give temperature or speed, not both")
+
+    def velocities(self, masses: np.ndarray, dim: int, rng: np.random.Generator) -> np.ndarray:
+        k = len(masses)
+        v = np.zeros((k, dim))
+        if self.temperature is not UNSET:
+            v = rng.normal(size=(k, dim)) * np.sqrt(self.temperature / masses)[:, None]
+            v -= np.average(v, axis=0, weights=masses)
+        elif self.speed is not UNSET:
+            d = rng.normal(size=(k, dim))
+            v = self.speed * d / np.linalg.norm(d, axis=1, keepdims=True)
+        if self.velocity is not UNSET:
+            v += _vector("velocity", self.velocity, dim)
+        return v
+
+
+class Lattice(_Moving, tag_field="kind", tag="lattice", kw_only=True):
+    """A regular grid: ``counts[a]`` bodies along axis a, ``spacing`` m apart, starting at ``origin``."""
+
+    origin: Vector
+    counts: list[Count]
+    spacing: Positive
+    radius: Positive
+    mass: Positive
+
+    def bodies(self, world, rng, scene) -> dict:
+        dim = world.dim
+        origin = _vector("origin", self.origin, dim)
+        if len(self.counts) != dim:
+            raise ValueError(f"counts must have {dim} entries (dim={dim}), got {self.counts!r}")
+        grid = np.stack(np.meshgrid(*(np.arange(c) for c in self.counts), indexing="ij"), axis=-1)
+        positions = origin + self.spacing * grid.reshape(-1, dim)
+        masses = np.full(len(positions), self.mass)
+        return dict(positions=positions, masses=masses, radii=self.radius,
+                    velocities=self.velocities(masses, dim, rng))
+
+
+class Gas(_Moving, tag_field="kind", tag="gas", kw_only=True):
+    """``count`` bodies at random, non-overlapping places inside the box ``lower``..``upper`` (m);
+    ``radius`` and ``mass`` are values or ``[low, high]`` ranges drawn uniformly."""
+
+    count: Count
+    lower: Vector
+    upper: Vector
+    radius: Span
+    mass: Span
+    #: Random placements tried per body before giving up (the region is then too crowded).
+    attempts: Count = 1000
+
+    def bodies(self, world, rng, scene) -> dict:
+        dim = world.dim
+        lo, hi = _vector("lower", self.lower, dim), _vector("upper", self.upper, dim)
+        radii, masses = _draw(self.radius, self.count, rng), _draw(self.mass, self.count, rng)
+        if np.any(2 * radii.max() > hi - lo):
+            raise ValueError(f"the region lower={self.lower} upper={self.upper} is narrower than a body")
+        # Random sequential placement, largest first; bodies already in the world are obstacles.
+        live = world.active
+        xs = np.concatenate([world.positions[live], np.empty((self.count, dim))])
+        rs = np.concatenate([world.radii[live], np.empty(self.count)])
+        m = int(live.sum())
+        positions = np.empty((self.count, dim))
+        for n, a in enumerate(np.argsort(-radii, kind="stable")):
+            r = radii[a]
+            for _ in range(self.attempts):
+                x = rng.uniform(lo + r, hi - r)
+                if np.all(np.sum((xs[:m] - x) ** 2, axis=1) >= (rs[:m] + r) ** 2):
+                    break
+            else:
+                raise ValueError(
+                    f"placed only {n} of {self.count} bodies without overlap in lower={self.lower} "
+                    f"upper={self.upper}: use a larger region, fewer or smaller bodies, or a lattice"
+                )
+            positions[a] = xs[m] = x
+            rs[m] = r
+            m += 1
+        return dict(positions=positions, masses=masses, radii=radii, velocities=self.velocities(masses, dim, rng))
+
+
+class Rack(_Group, tag_field="kind", tag="rack", kw_only=True):
+    """A triangle of ``rows`` rows of touching balls (15 for 5 rows), its front ball at ``apex``, pointing
+    along ``direction`` (the rack opens away from the apex), ``gap`` m between neighbours. In 3D the
+    rows run horizontally (perpendicular to z and to ``direction``)."""
+
+    apex: Vector
+    rows: Count = 5
+    radius: Positive
+    mass: Positive
+    direction: Vector | UnsetType = UNSET
+    gap: NonNegative = 0.0
+
+    def bodies(self, world, rng, scene) -> dict:
+        dim = world.dim
+        apex = _vector("apex", self.apex, dim)
+        d = _vector("direction", self.direction, dim) if self.direction is not UNSET else np.eye(dim)[0]
+        across = np.array([-d[1], d[0]]) if dim == 2 else np.cross([0.0, 0.0, 1.0], d)
+        if not np.linalg.norm(d) > 0 or not np.linalg.norm(across) > 0:
+            raise ValueError(f"direction must be non-zero (and not vertical in 3D), got {self.direction!r}")
+        d, across = d / np.linalg.norm(d), across / np.linalg.norm(across)
+        pitch = 2 * self.radius + self.gap
+        row, slot = np.array([(r, s) for r in range(self.rows) for s in range(r + 1)]).T
+        positions = apex + pitch * (row[:, None] * math.sqrt(3) / 2 * d + (slot - row / 2)[:, None] * across)
+        return dict(positions=positions, masses=np.full(len(row), self.mass), radii=self.radius)
+
+
+class Ring(_Group, tag_field="kind", tag="ring", kw_only=True):
+    """``count`` bodies evenly spaced on a circular orbit of radius ``distance`` (m) around a body, each
+    moving at the circular speed ``sqrt(G (M + m) / distance)`` relative to it (G from the scene's
+    gravity force). ``phase`` (degrees) places the first; in 3D the orbit is normal to ``axis``."""
+
+    around: BodyRef
+    count: Count = 1
+    distance: Positive
+    radius: Positive
+    mass: Positive
+    phase: float = 0.0
+    axis: Vector | UnsetType = UNSET
+
+    def bodies(self, world, rng, scene) -> dict:
+        dim = world.dim
+        gravity = [f for f in scene.forces if isinstance(f, GravityForce)]
+        if not gravity:
+            raise ValueError('a ring needs a [[forces]] table with kind = "gravity"')
+        G = gravity[0].build(world, scene).G
+        c = _body_id(self.around, scene, world, "around")
+        if dim == 2:
+            u, w = np.eye(2)
+        else:
+            axis = _vector("axis", self.axis, 3) if self.axis is not UNSET else np.array([0.0, 0.0, 1.0])
+            if not np.linalg.norm(axis) > 0:
+                raise ValueError(f"axis must be non-zero, got {self.axis!r}")
+            axis /= np.linalg.norm(axis)
+            u = np.cross(axis, [1.0, 0.0, 0.0] if abs(axis[0]) < 0.9 else [0.0, 1.0, 0.0])
+            u /= np.linalg.norm(u)
+            w = np.cross(axis, u)
+        angle = np.radians(self.phase) + 2 * np.pi * np.arange(self.count) / self.count
+        radial = np.cos(angle)[:, None] * u + np.sin(angle)[:, None] * w
+        tangent = -np.sin(angle)[:, None] * u + np.cos(angle)[:, None] * w
+        mass_c = world.masses[c]
+        if not np.isfinite(mass_c):
+            raise ValueError(f"around names body {c}, which has no finite mass to orbit")
+        v = math.sqrt(G * (mass_c + self.mass) / self.distance)
+        return dict(
+            positions=world.positions[c] + self.distance * radial,
+            velocities=world.velocities[c] + v * tangent,
+            masses=np.full(self.count, self.mass),
+            radii=self.radius,
+        )
+
+
+class WallTable(_Table):
+    point: Vector
+    normal: Vector
+    restitution: float | UnsetType = UNSET
+
+
+class BoxTable(_Table):
+    lower: Vector
+    upper: Vector
+    restitution: float | UnsetType = UNSET
+    #: Periodic boundaries instead of walls (engine = "event" only).
+    periodic: bool = False
+
+
+class GravityForce(_Table, tag_field="kind", tag="gravity", kw_only=True):
+    """Newtonian gravity between every pair of bodies."""
+
+    G: float | UnsetType = UNSET
+    softening: float | UnsetType = UNSET
+
+    def build(self, world, scene):
+        return NBodyGravity(**self.given("G", "softening"))
+
+
+class AtmosphereForce(_Table, tag_field="kind", tag="atmosphere", kw_only=True):
+    """Exponential atmosphere around a body, with quadratic drag."""
+
+    body: BodyRef
+    surface_density: float | UnsetType = UNSET
+    scale_height: float | UnsetType = UNSET
+
+    def build(self, world, scene):
+        body = _body_id(self.body, scene, world, "body")
+        return Atmosphere(body=body, **self.given("surface_density", "scale_height"))
+
+
+class ThrustForce(_Table, tag_field="kind", tag="thrust", kw_only=True):
+    """A constant force (N) on one body."""
+
+    body: BodyRef
+    force: Vector
+
+    def build(self, world, scene):
+        return Thrust(body=_body_id(self.body, scene, world, "body"), force=self.force)
+
+
+class RunTable(_Table):
+    until: Positive
+    #: Time step (s); required for engine = "step", not allowed for engine = "event".
+    dt: Positive | None = None
+    #: Simulated time between frames written (s); default until / DEFAULT_FRAMES.
+    output_interval: Positive | None = None
+
+    def __post_init__(self):
+        if self.output_interval is None:
+            self.output_interval = self.until / DEFAULT_FRAMES
+
+
+class OutputTable(_Table):
+    #: Trajectory file; default: the scene's file name with ``.h5``, in the current folder.
+    file: str | None = None
+    color_by: Literal["speed", "mass"] = "speed"
+    trails: bool = False
+    #: Seconds of history each trail shows; default: all of it.
+    trail_length: Positive | None = None
+    fps: Annotated[int, Meta(ge=1, le=120)] = 30
+    #: Rendered region ``[lower, upper]`` (m); default: fits the moving bodies and the walls.
+    view: tuple[Vector, Vector] | None = None
+    #: 3D view direction: elevation and azimuth, degrees.
+    camera: tuple[float, float] = (25.0, -60.0)
+
+
+_HINTS = typing.get_type_hints(Config)
+ConfigTable = msgspec.defstruct(
+    "ConfigTable",
+    [(f.name, _HINTS[f.name], f.default) for f in dataclasses.fields(Config)],
+    bases=(_Table,),
+)
+
+
+class Scene(_Table):
+    world: WorldTable
+    run: RunTable
+    bodies: list[BodyTable] = []
+    generate: list[Lattice | Gas | Rack | Ring] = []
+    walls: list[WallTable] = []
+    boxes: list[BoxTable] = []
+    forces: list[GravityForce | AtmosphereForce | ThrustForce] = []
+    config: ConfigTable = msgspec.field(default_factory=ConfigTable)
+    output: OutputTable = msgspec.field(default_factory=OutputTable)
+
+    def __post_init__(self):
+        step = self.world.engine == "step"
+        if step and self.run.dt is None:
+            raise ValueError('run.dt is required for world.engine = "step"')
+        if not step and self.run.dt is not None:
+            raise ValueError('run.dt does not apply to world.engine = "event" (it has no time step)')
+        if not step and self.world.integrator is not UNSET:
+            raise ValueError('world.integrator does not apply to world.engine = "event"')
+        if not step and self.forces:
+            raise ValueError('[[forces]] need world.engine = "step" (the event engine moves bodies ballistically)')
+        if step and any(b.periodic for b in self.boxes):
+            raise ValueError('boxes.periodic needs world.engine = "event"')
+        if not (self.bodies or self.generate):
+            raise ValueError("the scene has no bodies: add [[bodies]] or [[generate]] tables")
+
+
+# ----------------------------------------------------------------------------------------------- parsing
+def read_scene(path: str | Path, overrides: dict | None = None) -> tuple[Scene, str]:
+    """Parse and validate a scene file; return the scene and its text."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise SceneError(f"{path}: cannot read the scene file: {err.strerror}") from None
+    return parse_scene(text, str(path), overrides), text
+
+
+def parse_scene(text: str, source: str = "<scene>", overrides: dict | None = None) -> Scene:
+    """Parse and validate scene TOML. ``overrides`` (nested tables, e.g. ``{"run": {"until": 5.0}}``)
+    replace values of the file before validation."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise SceneError(f"{source}: not valid TOML: {err}") from None
+    for table, values in (overrides or {}).items():
+        if isinstance(data.setdefault(table, {}), dict):
+            data[table].update(values)
+    try:
+        return msgspec.convert(data, Scene)
+    except msgspec.ValidationError as err:
+        raise SceneError(f"{source}: {_explain(str(err), data)}") from None
+
+
+_AT = re.compile(r"^(?P<msg>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
+_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+
+
+def _explain(message: str, data: dict) -> str:
+    """Turn a msgspec message into "table.field = value: problem; allowed: ... (did you mean ...?)"."""
+    m = _AT.match(message)
+    msg, path = m["msg"], m["path"] or ""
+    keys = [int(i) if i else name for name, i in _STEP.findall(path)]
+    types, value = [mi.type_info(Scene)], data
+    for key in keys:
+        parent = _resolve(types[-1], value)
+        value = value[key]
+        if isinstance(parent, mi.StructType):
+            types.append(next((f.type for f in parent.fields if f.encode_name == key), None))
+        else:
+            types.append(getattr(parent, "item_type", None))
+    where = path.lstrip(".")
+    allowed: list = []
+    if (unknown := re.match(r"Object contains unknown field `(.*)`", msg)) is not None:
+        info = _resolve(types[-1], value)
+        allowed = [f.encode_name for f in info.fields] + ([info.tag_field] if info.tag_field else [])
+        bad, msg = unknown[1], f"unknown key {unknown[1]!r}"
+    elif msg.startswith("Invalid"):
+        info = types[-1] if types[-1] is not None else _resolve(types[-2], None)
+        allowed, bad, msg = _choices(info), value, f"{value!r} is not allowed"
+    elif msg.startswith("Expected"):
+        where = f"{where} = {value!r}"
+    if allowed:
+        close = difflib.get_close_matches(str(bad), [str(a) for a in allowed], n=1)
+        msg += f"; allowed: {', '.join(map(repr, allowed))}" + (f" (did you mean {close[0]!r}?)" if close else "")
+    return f"{where}: {msg}" if where else msg
+
+
+def _resolve(info, value):
+    """The branch of a union type that applies to ``value`` (by tag, or the only table/list branch)."""
+    if not isinstance(info, mi.UnionType):
+        return info
+    tables = [t for t in info.types if isinstance(t, mi.StructType | mi.ListType | mi.TupleType)]
+    for t in tables:
+        if isinstance(t, mi.StructType) and t.tag_field and isinstance(value, dict):
+            if value.get(t.tag_field) == t.tag:
+                return t
+    return tables[0] if len(tables) == 1 else info
+
+
+def _choices(info) -> list:
+    """Allowed values of a literal type, or the tags of a union of tables."""
+    if isinstance(info, mi.LiteralType):
+        return list(info.values)
+    if isinstance(info, mi.UnionType):
+        return [v for t in info.types for v in _choices(t)] + [
+            t.tag for t in info.types if isinstance(t, mi.StructType) and t.tag
+        ]
+    return []
+
+
+# ----------------------------------------------------------------------------------------------- building
+def build_world(scene: Scene, source: str = "<scene>"):
+    """Make the world a scene describes: a `World`, or an `EventWorld` for engine = "event".
+
+    Raises `SceneError` naming the table entry at fault (body ids are the order of addition: the
+    ``[[bodies]]`` first, then each ``[[generate]]`` table's bodies)."""
+    w = scene.world
+    kwargs = w.given("gravity", "restitution_rule", "impact_mode", "integrator")
+    where = "world"
+    try:
+        config = Config(**msgspec.structs.asdict(scene.config))
+        if w.engine == "event":
+            import carom  # the event engine is optional: looked up at run time
+
+            if not hasattr(carom, "EventWorld"):
+                raise ValueError('engine = "event" needs carom.EventWorld, which this carom does not have')
+            world = carom.EventWorld(dim=w.dim, config=config, **kwargs)
+        else:
+            world = World(dim=w.dim, config=config, **kwargs)
+        rng = np.random.default_rng(w.seed)
+        for k, body in enumerate(scene.bodies):
+            where = f"bodies[{k}]"
+            world.add_body(**body.given(*_BODY_FIELDS))
+        for k, gen in enumerate(scene.generate):
+            where = f"generate[{k}] ({gen.__struct_config__.tag})"
+            world.add_bodies(**gen.bodies(world, rng, scene), **gen.given("restitution", "drag_coefficient"))
+        for k, wall in enumerate(scene.walls):
+            where = f"walls[{k}]"
+            world.add_wall(wall.point, wall.normal, **wall.given("restitution"))
+        for k, box in enumerate(scene.boxes):
+            where = f"boxes[{k}]"
+            if box.periodic:
+                world.add_periodic_box(box.lower, box.upper)
+            else:
+                world.add_box(box.lower, box.upper, **box.given("restitution"))
+        for k, force in enumerate(scene.forces):
+            where = f"forces[{k}] ({force.__struct_config__.tag})"
+            world.add_force(force.build(world, scene))
+    except ValueError as err:
+        raise SceneError(f"{source}: {where}: {err}") from None
+    return world
+
+
+def _draw(span, k: int, rng: np.random.Generator) -> np.ndarray:
+    if isinstance(span, tuple):
+        lo, hi = span
+        if lo > hi:
+            raise ValueError(f"a range [low, high] needs low <= high, got {list(span)}")
+        return rng.uniform(lo, hi, size=k)
+    return np.full(k, float(span))
+
+
+def _body_id(ref: BodyRef, scene: Scene, world, field: str) -> int:
+    """Resolve a body name (from ``[[bodies]]``) or id."""
+    if isinstance(ref, int):
+        if not 0 <= ref < world.n_bodies:
+            raise ValueError(f"{field} = {ref}: no body with that id (there are {world.n_bodies})")
+        return ref
+    names = [b.name for b in scene.bodies]
+    if ref in names:
+        return names.index(ref)
+    close = difflib.get_close_matches(ref, [n for n in names if n is not UNSET], n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise ValueError(f"{field} = {ref!r}: no body has that name{hint}")

@@ -1,0 +1,103 @@
+"""Struct-of-arrays state of bodies and walls, grown by doubling.
+
+Every per-body quantity is one NumPy array indexed by body id; vectors are ``(capacity, dim)`` so 2D and
+3D share kernels through the trailing dimension. Only ``[:n]`` is meaningful. Ids are stable for the
+life of a world: a body merged into another stays in the arrays with ``active = False``.
+
+Rotation fields are stored from the start so that spin, friction and rigid polygons fit without a
+rewrite: ``orientation`` (unit quaternion w, x, y, z in 3D; angle in rad in 2D), ``angular_velocity``
+(rad/s; 3 components in 3D, 1 in 2D) and ``inv_inertia`` (1/(kg m^2), about the centre, isotropic for
+spheres and disks: I = 2/5 m r^2 and 1/2 m r^2). ``shape`` is 0 (sphere / disk) for every body today.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+SHAPE_SPHERE = 0
+
+
+class BodyState:
+    """Per-body arrays. Units: position m, velocity m/s, mass kg, radius m."""
+
+    _VECTOR = ("position", "velocity")
+    _SCALAR = {
+        "mass": np.float64,  # kg; +inf for a fixed body given no mass
+        "inv_mass": np.float64,  # 1/kg; 0 for fixed bodies (infinite inertial mass)
+        "radius": np.float64,  # m
+        "restitution": np.float64,  # coefficient of restitution in [0, 1]
+        "drag_coefficient": np.float64,  # Cd, dimensionless
+        "inv_inertia": np.float64,  # 1/(kg m^2); 0 for fixed bodies
+        "fixed": np.bool_,
+        "active": np.bool_,
+        "shape": np.int8,
+    }
+
+    def __init__(self, dim: int, capacity: int = 16):
+        self.dim = dim
+        self.n = 0
+        self.rot_dim = 3 if dim == 3 else 1
+        self.orient_dim = 4 if dim == 3 else 1
+        self._allocate(capacity)
+
+    def _allocate(self, capacity: int) -> None:
+        old = {name: getattr(self, name, None) for name in self.names()}
+        self.capacity = capacity
+        for name in self._VECTOR:
+            setattr(self, name, np.zeros((capacity, self.dim)))
+        self.angular_velocity = np.zeros((capacity, self.rot_dim))
+        self.orientation = np.zeros((capacity, self.orient_dim))
+        for name, dtype in self._SCALAR.items():
+            setattr(self, name, np.zeros(capacity, dtype=dtype))
+        for name, arr in old.items():
+            if arr is not None:
+                getattr(self, name)[: self.n] = arr[: self.n]
+
+    def names(self) -> tuple[str, ...]:
+        return (*self._VECTOR, "angular_velocity", "orientation", *self._SCALAR)
+
+    def append(self, **values) -> int:
+        """Store one body (already validated); return its id."""
+        if self.n == self.capacity:
+            self._allocate(2 * self.capacity)
+        i = self.n
+        for name, value in values.items():
+            getattr(self, name)[i] = value
+        if self.dim == 3:
+            self.orientation[i] = (1.0, 0.0, 0.0, 0.0)
+        self.active[i] = True
+        self.shape[i] = SHAPE_SPHERE
+        self.n += 1
+        return i
+
+    def snapshot(self) -> dict[str, np.ndarray]:
+        """Copies of the meaningful part of every array (for checkpoints and tests)."""
+        return {name: getattr(self, name)[: self.n].copy() for name in self.names()}
+
+    def restore(self, arrays: dict[str, np.ndarray]) -> None:
+        n = len(arrays["mass"])
+        self.n = 0
+        self._allocate(max(16, n))
+        for name in self.names():
+            getattr(self, name)[:n] = arrays[name]
+        self.n = n
+
+
+class WallState:
+    """Infinite planes ``normal . (x - point) = 0``; bodies live where ``normal . (x - point) > 0``."""
+
+    def __init__(self, dim: int):
+        self.dim = dim
+        self.point = np.zeros((0, dim))  # m
+        self.normal = np.zeros((0, dim))  # unit vectors
+        self.restitution = np.zeros(0)
+
+    @property
+    def n(self) -> int:
+        return len(self.restitution)
+
+    def append(self, point: np.ndarray, normal: np.ndarray, restitution: float) -> int:
+        self.point = np.vstack([self.point, point[None, :]])
+        self.normal = np.vstack([self.normal, normal[None, :]])
+        self.restitution = np.append(self.restitution, restitution)
+        return self.n - 1
