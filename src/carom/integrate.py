@@ -42,6 +42,21 @@ def _heap_swap(heap, where, p, q):
 
 
 @njit(cache=True)
+def _sift_down(heap, where, size, key, p):
+    while True:
+        left = 2 * p + 1
+        smallest = p
+        if left < size and key[heap[left]] < key[heap[smallest]]:
+            smallest = left
+        if left + 1 < size and key[heap[left + 1]] < key[heap[smallest]]:
+            smallest = left + 1
+        if smallest == p:
+            return
+        _heap_swap(heap, where, p, smallest)
+        p = smallest
+
+
+@njit(cache=True)
 def _heap_fix(heap, where, size, key, body):
     """Restore heap order after ``key[body]`` changed."""
     p = where[body]
@@ -52,17 +67,7 @@ def _heap_fix(heap, where, size, key, body):
             p = parent
         else:
             break
-    while True:
-        left = 2 * p + 1
-        smallest = p
-        if left < size and key[heap[left]] < key[heap[smallest]]:
-            smallest = left
-        if left + 1 < size and key[heap[left + 1]] < key[heap[smallest]]:
-            smallest = left + 1
-        if smallest == p:
-            break
-        _heap_swap(heap, where, p, smallest)
-        p = smallest
+    _sift_down(heap, where, size, key, p)
 
 
 # ---------------------------------------------------------------- kinematics
@@ -78,40 +83,35 @@ def _advance(b, t, x, v, a, tb):
 
 
 @njit(cache=True)
-def _relative(i, j, t, x, v, a, tb, dx, dv, da):
-    """State of body j relative to body i at time t, without moving either."""
-    hi = t - tb[i]
-    hj = t - tb[j]
-    for d in range(x.shape[1]):
-        dx[d] = (x[j, d] + v[j, d] * hj + 0.5 * a[j, d] * hj * hj) - (x[i, d] + v[i, d] * hi + 0.5 * a[i, d] * hi * hi)
-        dv[d] = (v[j, d] + a[j, d] * hj) - (v[i, d] + a[i, d] * hi)
-        da[d] = a[j, d] - a[i, d]
-
-
-@njit(cache=True)
 def _predict(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, speed_tol, dx, dv, da):
-    """Earliest contact of body i in [t, T]: (time, partner); partner < 0 is wall -1 - partner."""
+    """Earliest contact of body i in [t, T]: (time, partner); partner < 0 is wall -1 - partner.
+
+    Body i and its neighbours are first advanced to t, so that "touching" and "approaching" are decided
+    on exactly the numbers the event itself will see."""
     best = INF
     partner = NO_PARTNER
+    _advance(i, t, x, v, a, tb)
     for m in range(start[i], start[i + 1]):
         j = nbrs[m]
         if not active[j] or (inv_mass[i] == 0.0 and inv_mass[j] == 0.0):
             continue
-        _relative(i, j, t, x, v, a, tb, dx, dv, da)
+        _advance(j, t, x, v, a, tb)
+        for d in range(x.shape[1]):
+            dx[d] = x[j, d] - x[i, d]
+            dv[d] = v[j, d] - v[i, d]
+            da[d] = a[j, d] - a[i, d]
         tau = _pair_contact_time(dx, dv, da, radius[i] + radius[j], tol, T - t, speed_tol)
         if t + tau < best:
             best = t + tau
             partner = j
     if inv_mass[i] != 0.0:
-        h = t - tb[i]
         for k in range(wall_p.shape[0]):
             gap = -radius[i]
             ns = 0.0
             na = 0.0
             for d in range(x.shape[1]):
-                xd = x[i, d] + v[i, d] * h + 0.5 * a[i, d] * h * h
-                gap += (xd - wall_p[k, d]) * wall_n[k, d]
-                ns += (v[i, d] + a[i, d] * h) * wall_n[k, d]
+                gap += (x[i, d] - wall_p[k, d]) * wall_n[k, d]
+                ns += v[i, d] * wall_n[k, d]
                 na += a[i, d] * wall_n[k, d]
             tau = _wall_contact_time(gap, ns, na, radius[i], tol, T - t, speed_tol)
             if t + tau < best:
@@ -264,8 +264,8 @@ def _drift(
             heap[size] = b
             where[b] = size
             size += 1
-    for p in range(size - 1, -1, -1):
-        _heap_fix(heap, where, size, ev_time, heap[p])
+    for p in range(size // 2 - 1, -1, -1):
+        _sift_down(heap, where, size, ev_time, p)
     for b in range(n):
         p = ev_partner[b]
         if p != NO_PARTNER and p >= 0:

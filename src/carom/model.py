@@ -156,7 +156,7 @@ class Model:
             if arr is None:
                 return None
             for idx in np.flatnonzero(~(np.isfinite(arr) | (allow_inf & np.isinf(arr) & (arr > 0)))):
-                raise ValueError(f"{field(name, idx)} must be finite, got {arr[idx]!r}")
+                raise ValueError(f"{field(name, idx)} must be finite, got {float(arr[idx])!r}")
             return arr
 
         for idx in np.flatnonzero(~np.all(np.isfinite(pos), axis=1)):
@@ -172,13 +172,13 @@ class Model:
         fix = np.broadcast_to(np.asarray(fixed, dtype=bool), (k,))
         rad = per_body("radius", radii)
         for idx in np.flatnonzero(rad <= 0):
-            raise ValueError(f"{field('radius', idx)} must be > 0, got {rad[idx]!r}")
+            raise ValueError(f"{field('radius', idx)} must be > 0, got {float(rad[idx])!r}")
         rest = per_body("restitution", restitution)
         for idx in np.flatnonzero((rest < 0) | (rest > 1)):
-            raise ValueError(f"{field('restitution', idx)} must be in [0, 1], got {rest[idx]!r}")
+            raise ValueError(f"{field('restitution', idx)} must be in [0, 1], got {float(rest[idx])!r}")
         cd = per_body("drag_coefficient", drag_coefficient)
         for idx in np.flatnonzero(cd < 0):
-            raise ValueError(f"{field('drag_coefficient', idx)} must be >= 0, got {cd[idx]!r}")
+            raise ValueError(f"{field('drag_coefficient', idx)} must be >= 0, got {float(cd[idx])!r}")
         if masses is None:
             for idx in np.flatnonzero(~fix):
                 raise ValueError(f"{field('mass', idx)} is required for a body that is not fixed")
@@ -186,7 +186,7 @@ class Model:
         else:
             mass = per_body("mass", masses, allow_inf=True)
             for idx in np.flatnonzero(~(mass > 0)):
-                raise ValueError(f"{field('mass', idx)} must be > 0, got {mass[idx]!r}")
+                raise ValueError(f"{field('mass', idx)} must be > 0, got {float(mass[idx])!r}")
             for idx in np.flatnonzero(np.isinf(mass) & ~fix):
                 raise ValueError(f"{field('mass', idx)} must be finite for a body that is not fixed")
 

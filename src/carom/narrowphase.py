@@ -179,14 +179,20 @@ def _pair_contact_time(dx, dv, da, contact_distance, tol, horizon, speed_tol):
         va += dv[d] * da[d]
         aa += da[d] * da[d]
     s2 = contact_distance * contact_distance
-    touch = s2 * ((1.0 + tol) * (1.0 + tol) - 1.0)
+    reach2 = (contact_distance * (1.0 + tol)) ** 2
+    touch = reach2 - s2
     c0 = xx - s2
     c1 = 2.0 * xv
     c2 = vv + xa
     c3 = va
     c4 = 0.25 * aa
-    if c0 <= touch:
-        if -xv > speed_tol * math.sqrt(xx):
+    if xx <= reach2 and xx > 0.0:
+        # the same arithmetic as the event's own test (integrate._touching, solver._approach_speed)
+        dist = math.sqrt(xx)
+        approach = 0.0
+        for d in range(dim):
+            approach += (-dv[d]) * (dx[d] / dist)
+        if approach > speed_tol:
             return 0.0
         opened = _crossing(c0 - touch, c1, c2, c3, c4, 0.0, horizon, False)
         if opened == INF:
