@@ -99,7 +99,7 @@ def test_forces_are_validated(world):
 
 
 def test_config_is_validated():
-    with pytest.raises(ValueError, match="Config.resting_speed"):
+    with pytest.raises(ValueError, match=r"Config\.resting_speed"):
         carom.Config(resting_speed=-1)
     assert carom.Config().replace(resting_speed=0.0).resting_speed == 0.0
 

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from carom.narrowphase import _pair_contact_time, _polynomial_crossing, _wall_contact_time
@@ -46,6 +46,7 @@ def test_touching_pair_collides_now_only_if_approaching():
     # separating now but pulled back: meets again after the gap opened (a bounce inside one step)
     back = _pair_contact_time(dx, np.array([1.0, 0, 0]), np.array([-4.0, 0, 0]), 0.2, TOL, 1.0, 1e-12)
     assert back == pytest.approx(0.5, rel=1e-6)
+    assert _wall_contact_time(0.0, 1.0, -4.0, 0.1, TOL, 1.0, 0.0) == pytest.approx(0.5, rel=1e-12)
 
 
 def test_resting_on_wall_is_not_an_event():
@@ -53,6 +54,7 @@ def test_resting_on_wall_is_not_an_event():
     assert _wall_contact_time(-1e-13, 0.0, 0.0, 0.1, TOL, 1.0, 1e-12) == math.inf
 
 
+@settings(deadline=None)  # the first example may include Numba compilation
 @given(
     st.lists(st.floats(-10, 10), min_size=5, max_size=5),
     st.floats(0.0, 5.0),

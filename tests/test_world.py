@@ -200,9 +200,9 @@ def test_shuffling_the_order_of_bodies_changes_nothing():
 # ------------------------------------------------------------------ gases: conservation laws
 
 
-def test_elastic_gas_conserves_energy_and_momentum_to_round_off():
+def test_elastic_gas_in_a_box_conserves_energy_to_round_off():
     w = lattice_gas(500, 0.3, dim=3, seed=1)
-    e0, p0 = w.kinetic_energy(), w.momentum()
+    e0 = w.kinetic_energy()
     w.run(until=5.0, dt=0.05)
     assert w.collision_count > 5000
     assert w.kinetic_energy() == pytest.approx(e0, rel=1e-12)
@@ -343,7 +343,8 @@ def test_pile_of_1000_spheres_settles_without_overlap_or_escape():
     w = carom.World(dim=3, gravity=(0, 0, -9.81))
     w.add_box(lower=(0, 0, 0), upper=(1.0, 1.0, 4.0), restitution=0.5)
     grid = np.stack(np.meshgrid(np.arange(9), np.arange(9), np.arange(13), indexing="ij"), -1).reshape(-1, 3)
-    pos = 0.06 + grid[:1000] * np.array([0.11, 0.11, 0.25]) + rng.uniform(-0.004, 0.004, (1000, 3)) * [1, 1, 0]
+    jitter = rng.uniform(-0.004, 0.004, (1000, 3)) * [1, 1, 0]
+    pos = 0.06 + grid[:1000] * np.array([0.11, 0.11, 0.25]) + jitter
     w.add_bodies(pos, rng.normal(scale=0.3, size=(1000, 3)), masses=1.0, radii=r, restitution=0.5)
     energy = [w.total_energy()]
     for _ in range(40):
@@ -364,7 +365,8 @@ def test_determinism_hash():
     w = lattice_gas(64, 0.25, dim=3, seed=3, e=0.9)
     w.gravity[:] = (0, 0, -1.0)
     w.run(until=2.0, dt=0.01)
-    digest = hashlib.sha256(np.ascontiguousarray(np.concatenate([w.positions, w.velocities])).tobytes()).hexdigest()
+    state = np.ascontiguousarray(np.concatenate([w.positions, w.velocities]))
+    digest = hashlib.sha256(state.tobytes()).hexdigest()
     assert digest[:16] == PINNED_HASH, digest
 
 

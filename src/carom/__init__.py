@@ -1,21 +1,32 @@
-"""carom: bodies moving and colliding — exact impacts with restitution, forces and walls."""
+"""carom: bodies moving and colliding — exact impacts with restitution, forces and walls.
 
-from .config import G, Config
+Two engines share one model (`carom.model.Model`): `World` steps time (forces, resting contact, piles)
+and resolves every impact at the instant it happens; `EventWorld` jumps from collision to collision
+(hard spheres and disks). `load` reads the trajectory files that ``carom run`` writes.
+"""
+
+from .config import Config, G
+from .events import EventWorld, InelasticCollapseWarning
 from .forces import Atmosphere, Force, NBodyGravity, Thrust
+from .io import Trajectory, load
 from .model import Impact
 from .solver import resolve_impact
 from .world import ContactWarning, World
 
 __all__ = [
-    "G",
     "Atmosphere",
     "Config",
     "ContactWarning",
+    "EventWorld",
     "Force",
+    "G",
     "Impact",
+    "InelasticCollapseWarning",
     "NBodyGravity",
     "Thrust",
+    "Trajectory",
     "World",
+    "load",
     "resolve_impact",
 ]
 __version__ = "0.1.0"

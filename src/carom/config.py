@@ -21,9 +21,9 @@ INTEGRATORS = ("leapfrog", "euler")
 class Config:
     """Numerical tolerances. The defaults suit bodies from millimetres to planets."""
 
-    #: Two bodies (or a body and a wall) *touch* when their gap is at most this fraction of the sum of
-    #: radii (of the radius, for a wall). Touching contacts are solved together; smaller overlaps than
-    #: this are never reported. Dimensionless.
+    #: Two bodies (or a body and a wall) *touch* when their gap is at most this fraction of the smaller
+    #: radius (of the body's radius, for a wall). Touching contacts are solved together; overlaps smaller
+    #: than this are never reported. Dimensionless.
     contact_tolerance: float = 1e-9
     #: Normal approach speed (m/s) below which an impact with e < 1 is treated as *resting contact*:
     #: it is made perfectly inelastic (e = 0), is not counted as an impact, and the contact then carries

@@ -100,7 +100,8 @@ def _predict(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p
             dx[d] = x[j, d] - x[i, d]
             dv[d] = v[j, d] - v[i, d]
             da[d] = a[j, d] - a[i, d]
-        tau = _pair_contact_time(dx, dv, da, radius[i] + radius[j], tol, T - t, speed_tol)
+        slack = tol * min(radius[i], radius[j])
+        tau = _pair_contact_time(dx, dv, da, radius[i] + radius[j], slack, T - t, speed_tol)
         if t + tau < best:
             best = t + tau
             partner = j
@@ -118,6 +119,22 @@ def _predict(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p
                 best = t + tau
                 partner = -1 - k
     return best, partner
+
+
+@njit(cache=True)
+def _resting_speed(i, j, a, a_smooth, dt, resting_speed):
+    """Approach speed (m/s) below which contact i-j is resting: ``resting_speed``, raised to
+    ``dt (|a_c,i| + |a_c,j|)`` for bodies that carry resting-contact forces (``a_c = a - a_smooth``),
+    since those forces are held constant between events and are only right to that speed within a step.
+    Free bodies (a bouncing ball) keep the plain threshold, and exact impacts."""
+    ac = 0.0
+    for b in (i, j):
+        if b >= 0:
+            m = 0.0
+            for d in range(a.shape[1]):
+                m += (a[b, d] - a_smooth[b, d]) ** 2
+            ac += math.sqrt(m)
+    return max(resting_speed, dt * ac)
 
 
 # ---------------------------------------------------------------- contact lists
@@ -142,8 +159,8 @@ def _touching(b, j, x, radius, tol, normal_out):
     for d in range(x.shape[1]):
         normal_out[d] = x[j, d] - x[b, d]
         dist2 += normal_out[d] * normal_out[d]
-    s = radius[b] + radius[j]
-    if dist2 > (s * (1.0 + tol)) ** 2 or dist2 == 0.0:
+    reach = radius[b] + radius[j] + tol * min(radius[b], radius[j])
+    if dist2 > reach**2 or dist2 == 0.0:
         return False
     dist = math.sqrt(dist2)
     for d in range(x.shape[1]):
@@ -188,7 +205,8 @@ def _drift(
 ):  # fmt: skip
     """Advance every active body from t0 to T (times relative to the step start).
 
-    Returns (time reached, status, impacts, log entries, log arrays (possibly grown), rounds capped).
+    Returns (time reached, status, impacts, log entries, log arrays (possibly grown), rounds capped,
+    events processed).
     """
     n, dim = x.shape
     tb = np.full(n, t0)
@@ -243,6 +261,19 @@ def _drift(
                     nc += 1
     if nc:
         resting = np.empty(nc, dtype=np.int64)
+        # slow approaches at touching contacts: removed together, perfectly inelastic (faster ones are
+        # impacts, resolved exactly as events at t0)
+        nr = 0
+        slow = False
+        for c in range(nc):
+            u = _approach_speed(c, ci, cj, cn, v)
+            if u <= _resting_speed(ci[c], cj[c], a, a_smooth, T, resting_speed):
+                resting[nr] = c
+                nr += 1
+                cw[c, 2] = 0.0
+                slow = slow or u > speed_tol
+        if slow:
+            _solve_contacts(resting[:nr], ci, cj, cn, cw[:, 2], v, inv_mass, cw[:, 3], lcp_iterations, lcp_tol_v)
         nr = 0
         for c in range(nc):
             if abs(_approach_speed(c, ci, cj, cn, v)) <= speed_tol:
@@ -259,7 +290,8 @@ def _drift(
     for b in range(n):
         if active[b] and inv_mass[b] != 0.0:
             ev_time[b], ev_partner[b] = _predict(
-                b, t0, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, speed_tol, dx, dv, da
+                b, t0, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, speed_tol,
+                dx, dv, da,
             )
             heap[size] = b
             where[b] = size
@@ -273,6 +305,7 @@ def _drift(
 
     t_now = t0
     status = DONE
+    events = 0
     while size > 0:
         i = heap[0]
         t_ev = ev_time[i]
@@ -281,13 +314,15 @@ def _drift(
         p = ev_partner[i]
         if p >= 0 and (ev_count[i] != cnt[p] or not active[p]):
             ev_time[i], ev_partner[i] = _predict(
-                i, t_now, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, speed_tol, dx, dv, da
+                i, t_now, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, speed_tol,
+                dx, dv, da,
             )
             if ev_partner[i] >= 0 and ev_partner[i] != NO_PARTNER:
                 ev_count[i] = cnt[ev_partner[i]]
             _heap_fix(heap, where, size, ev_time, i)
             continue
         t_now = t_ev
+        events += 1
 
         # ---- merge mode: two bodies that meet become one (then the caller rebuilds)
         if merge and p >= 0:
@@ -349,24 +384,33 @@ def _drift(
             if ns == 0:
                 break
             rounds += 1
-            inelastic = rounds > max_rounds
-            capped = capped or inelastic
+            capped_now = rounds > max_rounds
+            capped = capped or capped_now
+            resting_only = True
             for s in range(ns):
                 c = sel[s]
-                e = 0.0
-                if not inelastic:
-                    e = _pair_restitution(ci[c], cj[c], restitution, wall_e, rule, keys, values)
-                    if e < 1.0 and cw[c, 0] <= resting_speed:
-                        e = 0.0
+                e = _pair_restitution(ci[c], cj[c], restitution, wall_e, rule, keys, values)
+                if e < 1.0 and cw[c, 0] <= _resting_speed(ci[c], cj[c], a, a_smooth, T, resting_speed):
+                    e = 0.0
                 cw[c, 1] = e
                 cw[c, 2] = e * cw[c, 0]
+                resting_only = resting_only and e == 0.0
+            if resting_only or capped_now:
+                # Resting contact (or too many rounds): every gathered contact at once, perfectly
+                # inelastic. Sequential rounds would shrink such approaches only geometrically.
+                for c in range(nc):
+                    sel[c] = c
+                    cw[c, 0] = _approach_speed(c, ci, cj, cn, v)
+                    cw[c, 1] = 0.0
+                    cw[c, 2] = 0.0
+                ns = nc
             _solve_contacts(sel[:ns], ci, cj, cn, cw[:, 2], v, inv_mass, cw[:, 3], lcp_iterations, lcp_tol_v)
             for s in range(ns):
                 c = sel[s]
                 if cw[c, 3] <= 0.0:
                     continue
                 e_pair = _pair_restitution(ci[c], cj[c], restitution, wall_e, rule, keys, values)
-                if cw[c, 0] > resting_speed or e_pair == 1.0:
+                if e_pair == 1.0 or cw[c, 0] > _resting_speed(ci[c], cj[c], a, a_smooth, T, resting_speed):
                     impacts += 1
                     if log_enabled:
                         if n_log == len(log_time):
@@ -432,7 +476,8 @@ def _drift(
                 if math.sqrt(off) + math.sqrt(vv) * h + 0.5 * math.sqrt(aa) * h * h > margin:
                     stray = True
             ev_time[b], ev_partner[b] = _predict(
-                b, t_now, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, speed_tol, dx, dv, da
+                b, t_now, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, speed_tol,
+                dx, dv, da,
             )
             q_partner = ev_partner[b]
             if q_partner >= 0 and q_partner != NO_PARTNER:
@@ -453,7 +498,7 @@ def _drift(
             _advance(b, t_end, x, v, a, tb)
     return (
         t_end, status, impacts, n_log,
-        log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, capped,
+        log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, capped, events,
     )  # fmt: skip
 
 

@@ -236,12 +236,14 @@ class Model:
         p, q = pairs[:, 0], pairs[:, 1]
         sum_r = all_rad[p] + all_rad[q]
         gap = np.linalg.norm(all_pos[p] - all_pos[q], axis=1) - sum_r
-        bad = np.flatnonzero(gap < -tol * sum_r)
+        bad = np.flatnonzero(gap < -tol * np.minimum(all_rad[p], all_rad[q]))
         if len(bad):
             a = bad[np.argmin(gap[bad])]
 
             def name(x):
-                return f"body {old[x]}" if x < len(old) else ("the new body" if single else f"new body [{x - len(old)}]")
+                if x < len(old):
+                    return f"body {old[x]}"
+                return "the new body" if single else f"new body [{x - len(old)}]"
 
             raise ValueError(
                 f"{name(q[a])} (position {all_pos[q[a]].tolist()}, radius {all_rad[q[a]]}) overlaps "

@@ -157,11 +157,11 @@ def _crossing(c0, c1, c2, c3, c4, lo, hi, descending):
 
 
 @njit(cache=True)
-def _pair_contact_time(dx, dv, da, contact_distance, tol, horizon, speed_tol):
+def _pair_contact_time(dx, dv, da, contact_distance, slack, horizon, speed_tol):
     """Delay until two spheres touch, or inf if not within ``horizon`` (s).
 
     ``dx, dv, da``: position, velocity and acceleration of body j relative to body i (m, m/s, m/s^2);
-    ``contact_distance``: sum of radii S (m); ``tol``: contact tolerance (fraction of S); ``speed_tol``:
+    ``contact_distance``: sum of radii S (m); ``slack``: gap (m) up to which the pair touches; ``speed_tol``:
     approach speeds below it (m/s) count as zero.
     """
     dim = len(dx)
@@ -179,7 +179,7 @@ def _pair_contact_time(dx, dv, da, contact_distance, tol, horizon, speed_tol):
         va += dv[d] * da[d]
         aa += da[d] * da[d]
     s2 = contact_distance * contact_distance
-    reach2 = (contact_distance * (1.0 + tol)) ** 2
+    reach2 = (contact_distance + slack) ** 2
     touch = reach2 - s2
     c0 = xx - s2
     c1 = 2.0 * xv
@@ -208,7 +208,8 @@ def _pair_contact_time(dx, dv, da, contact_distance, tol, horizon, speed_tol):
 @njit(cache=True)
 def _wall_contact_time(gap, normal_speed, normal_accel, radius, tol, horizon, speed_tol):
     """Delay until a sphere touches a wall, or inf. ``gap = n . (x - p) - R`` (m), ``normal_speed =
-    n . v`` and ``normal_accel = n . a`` along the wall's inward normal n."""
+    n . v`` and ``normal_accel = n . a`` along the wall's inward normal n. Touching contacts as in
+    `_pair_contact_time`."""
     touch = tol * radius
     c2 = 0.5 * normal_accel
     if gap <= touch:

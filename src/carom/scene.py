@@ -31,15 +31,16 @@ from .forces import Atmosphere, NBodyGravity, Thrust
 from .model import _vector
 from .world import World
 
-#: Frames written per run when ``run.output_interval`` is not given.
+#: Without ``run.output_interval``, a run of the scene file's own ``until`` writes this many frames.
 DEFAULT_FRAMES = 200
 
 Vector = list[float]
 Positive = Annotated[float, Meta(gt=0)]
 NonNegative = Annotated[float, Meta(ge=0)]
 Count = Annotated[int, Meta(ge=1)]
-#: A value, or ``[low, high]``: drawn uniformly per body.
-Span = Positive | tuple[Positive, Positive]
+#: A value, or ``[low, high]``: drawn uniformly per body. (Constraints are checked in `_draw`: msgspec
+#: 0.22 mis-handles ``Annotated`` inside a union with a tuple.)
+Span = float | tuple[float, float]
 #: A body named by its ``name`` or by its id (its index in the order bodies are added).
 BodyRef = int | str
 
@@ -77,7 +78,7 @@ class BodyTable(_Table):
     name: str | UnsetType = UNSET
 
 
-_BODY_FIELDS = ("position", "velocity", "mass", "radius", "restitution", "fixed", "drag_coefficient")
+_BODY_FIELDS = tuple(f for f in BodyTable.__struct_fields__ if f != "name")  # add_body's arguments
 
 
 class _Group(_Table):
@@ -131,8 +132,12 @@ class Lattice(_Moving, tag_field="kind", tag="lattice", kw_only=True):
         grid = np.stack(np.meshgrid(*(np.arange(c) for c in self.counts), indexing="ij"), axis=-1)
         positions = origin + self.spacing * grid.reshape(-1, dim)
         masses = np.full(len(positions), self.mass)
-        return dict(positions=positions, masses=masses, radii=self.radius,
-                    velocities=self.velocities(masses, dim, rng))
+        return dict(
+            positions=positions,
+            masses=masses,
+            radii=self.radius,
+            velocities=self.velocities(masses, dim, rng),
+        )
 
 
 class Gas(_Moving, tag_field="kind", tag="gas", kw_only=True):
@@ -150,7 +155,10 @@ class Gas(_Moving, tag_field="kind", tag="gas", kw_only=True):
     def bodies(self, world, rng, scene) -> dict:
         dim = world.dim
         lo, hi = _vector("lower", self.lower, dim), _vector("upper", self.upper, dim)
-        radii, masses = _draw(self.radius, self.count, rng), _draw(self.mass, self.count, rng)
+        radii, masses = (
+            _draw("radius", self.radius, self.count, rng),
+            _draw("mass", self.mass, self.count, rng),
+        )
         if np.any(2 * radii.max() > hi - lo):
             raise ValueError(f"the region lower={self.lower} upper={self.upper} is narrower than a body")
         # Random sequential placement, largest first; bodies already in the world are obstacles.
@@ -173,7 +181,9 @@ class Gas(_Moving, tag_field="kind", tag="gas", kw_only=True):
             positions[a] = xs[m] = x
             rs[m] = r
             m += 1
-        return dict(positions=positions, masses=masses, radii=radii, velocities=self.velocities(masses, dim, rng))
+        return dict(
+            positions=positions, masses=masses, radii=radii, velocities=self.velocities(masses, dim, rng)
+        )
 
 
 class Rack(_Group, tag_field="kind", tag="rack", kw_only=True):
@@ -295,14 +305,11 @@ class ThrustForce(_Table, tag_field="kind", tag="thrust", kw_only=True):
 
 class RunTable(_Table):
     until: Positive
+    #: Simulated time between frames written (s); default: the scene file's ``until / DEFAULT_FRAMES``
+    #: (set by `parse_scene`, so that ``--until`` keeps the frame grid, and resumed runs match).
+    output_interval: Positive
     #: Time step (s); required for engine = "step", not allowed for engine = "event".
     dt: Positive | None = None
-    #: Simulated time between frames written (s); default until / DEFAULT_FRAMES.
-    output_interval: Positive | None = None
-
-    def __post_init__(self):
-        if self.output_interval is None:
-            self.output_interval = self.until / DEFAULT_FRAMES
 
 
 class OutputTable(_Table):
@@ -347,11 +354,16 @@ class Scene(_Table):
         if not step and self.world.integrator is not UNSET:
             raise ValueError('world.integrator does not apply to world.engine = "event"')
         if not step and self.forces:
-            raise ValueError('[[forces]] need world.engine = "step" (the event engine moves bodies ballistically)')
+            raise ValueError(
+                '[[forces]] need world.engine = "step" (the event engine moves bodies ballistically)'
+            )
         if step and any(b.periodic for b in self.boxes):
             raise ValueError('boxes.periodic needs world.engine = "event"')
         if not (self.bodies or self.generate):
             raise ValueError("the scene has no bodies: add [[bodies]] or [[generate]] tables")
+        names = [b.name for b in self.bodies if b.name is not UNSET]
+        for name in {n for n in names if names.count(n) > 1}:
+            raise ValueError(f"bodies: the name {name!r} is given to more than one body")
 
 
 # ----------------------------------------------------------------------------------------------- parsing
@@ -372,6 +384,9 @@ def parse_scene(text: str, source: str = "<scene>", overrides: dict | None = Non
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise SceneError(f"{source}: not valid TOML: {err}") from None
+    run = data.get("run")
+    if isinstance(run, dict) and isinstance(run.get("until"), int | float) and run["until"] > 0:
+        run.setdefault("output_interval", run["until"] / DEFAULT_FRAMES)
     for table, values in (overrides or {}).items():
         if isinstance(data.setdefault(table, {}), dict):
             data[table].update(values)
@@ -411,7 +426,9 @@ def _explain(message: str, data: dict) -> str:
         where = f"{where} = {value!r}"
     if allowed:
         close = difflib.get_close_matches(str(bad), [str(a) for a in allowed], n=1)
-        msg += f"; allowed: {', '.join(map(repr, allowed))}" + (f" (did you mean {close[0]!r}?)" if close else "")
+        msg += f"; allowed: {', '.join(map(repr, allowed))}" + (
+            f" (did you mean {close[0]!r}?)" if close else ""
+        )
     return f"{where}: {msg}" if where else msg
 
 
@@ -481,13 +498,12 @@ def build_world(scene: Scene, source: str = "<scene>"):
     return world
 
 
-def _draw(span, k: int, rng: np.random.Generator) -> np.ndarray:
-    if isinstance(span, tuple):
-        lo, hi = span
-        if lo > hi:
-            raise ValueError(f"a range [low, high] needs low <= high, got {list(span)}")
-        return rng.uniform(lo, hi, size=k)
-    return np.full(k, float(span))
+def _draw(field: str, span, k: int, rng: np.random.Generator) -> np.ndarray:
+    """``k`` values of a `Span`: all equal, or uniform in ``[low, high]``; every one must be > 0."""
+    lo, hi = span if isinstance(span, tuple) else (span, span)
+    if not 0 < lo <= hi:
+        raise ValueError(f"{field} must be > 0, or a range [low, high] with 0 < low <= high, got {span!r}")
+    return rng.uniform(lo, hi, size=k) if lo < hi else np.full(k, float(lo))
 
 
 def _body_id(ref: BodyRef, scene: Scene, world, field: str) -> int:

@@ -12,6 +12,8 @@ spheres and disks: I = 2/5 m r^2 and 1/2 m r^2). ``shape`` is 0 (sphere / disk) 
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 SHAPE_SPHERE = 0
@@ -21,7 +23,7 @@ class BodyState:
     """Per-body arrays. Units: position m, velocity m/s, mass kg, radius m."""
 
     _VECTOR = ("position", "velocity")
-    _SCALAR = {
+    _SCALAR: ClassVar[dict] = {
         "mass": np.float64,  # kg; +inf for a fixed body given no mass
         "inv_mass": np.float64,  # 1/kg; 0 for fixed bodies (infinite inertial mass)
         "radius": np.float64,  # m

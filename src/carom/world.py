@@ -62,6 +62,8 @@ class World(Model):
         self.integrator = integrator
         self.forces: list[Force] = []
         self._a0: np.ndarray | None = None
+        #: Events processed by the drift (impacts, resting contacts made, predictions that came to nothing).
+        self.event_count = 0
         self._log = _empty_log(dim, config.impact_log_capacity)
 
     def add_force(self, force: Force) -> Force:
@@ -149,6 +151,7 @@ class World(Model):
             self._log = dict(zip(self._log, out[4:11], strict=True))
             capped = capped or out[11]
             self.collision_count += int(impacts)
+            self.event_count += int(out[12])
             if n_log:
                 shifted = dict(self._log)
                 shifted["time"] = self._log["time"][:n_log] + self.time
@@ -174,15 +177,26 @@ class World(Model):
     # ----------------------------------------------------------------- state for exact restart
     def get_state(self) -> dict:
         """Everything needed to continue this run exactly: time, counters and every body array."""
-        return {"time": self.time, "collision_count": self.collision_count, **self.bodies.snapshot()}
+        if self._a0 is None:
+            self._a0 = self._smooth_accel(self.time)
+        return {
+            "time": self.time,
+            "collision_count": self.collision_count,
+            "event_count": self.event_count,
+            # the forces at the start of the next step (leapfrog reuses the last step's end-of-step value)
+            "smooth_acceleration": self._a0.copy(),
+            **self.bodies.snapshot(),
+        }
 
     def set_state(self, state: dict) -> None:
         """Restore a state from `get_state` (same scene: walls and forces are not part of it)."""
-        arrays = {k: np.asarray(v) for k, v in state.items() if k not in ("time", "collision_count")}
-        self.bodies.restore(arrays)
+        scalars = ("time", "collision_count", "event_count", "smooth_acceleration")
+        self.bodies.restore({k: np.asarray(v) for k, v in state.items() if k not in scalars})
         self.time = float(state["time"])
         self.collision_count = int(state["collision_count"])
-        self._a0 = None
+        self.event_count = int(state.get("event_count", 0))
+        a0 = state.get("smooth_acceleration")
+        self._a0 = None if a0 is None else np.array(a0, dtype=float).reshape(self.n_bodies, self.dim)
 
 
 def _empty_log(dim: int, capacity: int) -> dict[str, np.ndarray]:
@@ -222,7 +236,7 @@ def _project(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, tol, iter
                 dist2 = 0.0
                 for d in range(dim):
                     dist2 += (x[j, d] - x[i, d]) ** 2
-                if dist2 >= (s * (1.0 - tol)) ** 2 or dist2 == 0.0:
+                if dist2 >= (s - tol * min(radius[i], radius[j])) ** 2 or dist2 == 0.0:
                     continue
                 dist = math.sqrt(dist2)
                 depth = s - dist

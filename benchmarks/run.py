@@ -1,0 +1,81 @@
+"""`make bench`: canonical scenes, timed, one process per case (so peak memory is per case).
+
+Prints a Markdown table: body-steps/s, impacts/s, peak memory, energy drift, for the time-stepped engine
+on a 3D elastic gas (packing fraction 0.2, dt = 0.01 in reduced units) and a 2D disk pile under gravity,
+then the event-driven benchmark (benchmarks/events.py). Each case runs a few warm-up steps (Numba
+compilation is excluded) and then as many steps as fit in its time budget.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import multiprocessing as mp
+import platform
+import resource
+import sys
+import time
+from pathlib import Path
+
+
+def _case(kind: str, n: int, budget_s: float) -> dict:
+    from carom import scenes
+
+    if kind == "gas":
+        w, dt = scenes.gas(n, 0.2, dim=3, seed=1), 0.01
+    else:
+        w, dt = scenes.pile(n, dim=2, seed=1), 1e-3
+    for _ in range(3):
+        w.step(dt)
+    e0, impacts0 = w.total_energy(), w.collision_count
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < budget_s:
+        w.step(dt)
+        steps += 1
+    wall = time.perf_counter() - start
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {
+        "scene": "3D elastic gas, phi = 0.2" if kind == "gas" else "2D disk pile, e = 0.5",
+        "n": n,
+        "steps": steps,
+        "body-steps/s": n * steps / wall,
+        "impacts/s": (w.collision_count - impacts0) / wall,
+        "us/body-step": 1e6 * wall / (n * steps),
+        "peak MB": peak_mb,
+        "energy drift": (w.total_energy() - e0) / abs(e0),
+    }
+
+
+def _run_isolated(kind: str, n: int, budget_s: float) -> dict:
+    with cf.ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn")) as pool:
+        return pool.submit(_case, kind, n, budget_s).result()
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="small sizes and budgets (smoke test)")
+    parser.add_argument("--budget", type=float, default=10.0, help="seconds of stepping per case")
+    parser.add_argument("--no-events", action="store_true", help="skip the event-driven benchmark")
+    args = parser.parse_args(argv)
+    gas_sizes = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000, 1_000_000]
+    pile_sizes = [1_000] if args.quick else [1_000, 10_000, 100_000]
+    budget = 2.0 if args.quick else args.budget
+    print(f"carom benchmark on {platform.processor() or platform.machine()}, Python {platform.python_version()}, "
+          f"{platform.system()}; one core per case\n")  # fmt: skip
+    print("| scene | n | steps | body-steps/s | impacts/s | µs/body-step | peak MB | energy drift |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for kind, sizes in (("gas", gas_sizes), ("pile", pile_sizes)):
+        for n in sizes:
+            r = _run_isolated(kind, n, budget)
+            print(f"| {r['scene']} | {n:,} | {r['steps']} | {r['body-steps/s']:.3g} | {r['impacts/s']:.3g} | "
+                  f"{r['us/body-step']:.3g} | {r['peak MB']:.0f} | {r['energy drift']:.1e} |", flush=True)  # fmt: skip
+    if not args.no_events:
+        sys.path.insert(0, str(Path(__file__).parent))
+        import events
+
+        print()
+        events.main(["--quick"] if args.quick else [])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,295 @@
+"""Animations of a trajectory: bodies to scale, walls, optional trails; MP4 or GIF via imageio-ffmpeg.
+
+2D runs are drawn as they are. 3D runs are drawn in an orthographic projection along a camera direction
+(elevation, azimuth): a sphere projects to a circle of its own radius, so bodies stay round and to scale;
+far bodies are drawn first and darker (depth shading). Bodies are circles in data units on equal axes;
+a body smaller than `MIN_RADIUS_PX` is drawn at that size so that it stays visible. Fixed bodies are
+grey; those that never move are drawn once, behind the others. Walls are drawn as the solid they bound,
+shaded (2D), or as translucent faces clipped to the scene (3D). The picture's shape follows the scene's.
+
+Every frame is drawn into one fixed figure: the static parts once, then only the bodies, trails and
+clock are redrawn (blitting), and the pixels go straight to the encoder.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import imageio_ffmpeg
+import matplotlib
+import msgspec
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import EllipseCollection, LineCollection, PolyCollection
+from matplotlib.colors import LogNorm, Normalize
+from matplotlib.figure import Figure
+
+from ..io.trajectory import Trajectory
+from ..scene import OutputTable
+
+#: Smallest drawn radius, pixels.
+MIN_RADIUS_PX = 2.0
+FIXED_COLOR = (0.55, 0.55, 0.55, 1.0)
+WALL_COLOR = (0.3, 0.3, 0.35)
+SOLID_COLOR = (0.86, 0.86, 0.88)
+#: Margins around the axes, pixels: left, right (with the colour bar), bottom, top.
+MARGINS = (64, 104, 48, 32)
+#: The picture's height / width follows the scene's, within these bounds.
+ASPECT_RANGE = (0.4, 1.25)
+#: Encoder settings by file type. GIF: a palette made for each frame (exact colours, streamed).
+CODECS = {
+    ".mp4": dict(codec="libx264", pix_fmt_out="yuv420p", quality=7),
+    ".gif": dict(
+        codec="gif",
+        pix_fmt_out="pal8",
+        output_params=[
+            "-filter_complex",
+            "split[a][b];[a]palettegen=stats_mode=single[p];[b][p]paletteuse=new=1:dither=none",
+        ],
+    ),
+}
+
+
+def output_settings(traj: Trajectory) -> OutputTable:
+    """The ``[output]`` table of the run's scene (defaults where absent)."""
+    return msgspec.convert(tomllib.loads(traj.scene).get("output", {}), OutputTable)
+
+
+def render(
+    traj: Trajectory,
+    out: Path,
+    *,
+    trails: bool | None = None,
+    fps: int | None = None,
+    color_by: str | None = None,
+    size: int = 720,
+    max_frames: int = 300,
+) -> int:
+    """Write an animation of ``traj`` to ``out`` (``.mp4`` or ``.gif``); return the number of frames.
+
+    Options left as None come from the scene's ``[output]`` table. ``size`` is the longer side in
+    pixels; both sides are multiples of 16 (for the video encoder). At most ``max_frames`` frames,
+    evenly spaced in the run, are drawn."""
+    opts = output_settings(traj)
+    trails = opts.trails if trails is None else trails
+    fps = fps or opts.fps
+    color_by = color_by or opts.color_by
+    view = _View(traj, opts)
+    width, height, rect = _layout(view.upper - view.lower, size)
+    view.fit(rect[2] * width, rect[3] * height)
+
+    fig = Figure(figsize=(width / 100, height / 100), dpi=100)
+    canvas = FigureCanvasAgg(fig)
+    ax = fig.add_axes(rect)
+    ax.set(xlim=(view.lower[0], view.upper[0]), ylim=(view.lower[1], view.upper[1]), aspect="equal")
+    ax.set_title(Path(str(traj.attrs.get("source", ""))).stem, fontsize=10)
+    if traj.dim == 2:
+        ax.set(xlabel="x (m)", ylabel="y (m)")
+        ax.add_collection(PolyCollection(view.solids(), facecolor=SOLID_COLOR, edgecolor="none"))
+        ax.add_collection(LineCollection(view.faces(), color=WALL_COLOR, lw=2))
+    else:
+        ax.set(xlabel="m, seen from elevation {:g}°, azimuth {:g}°".format(*opts.camera), ylabel="m")
+        faces = PolyCollection(view.faces(), facecolor=(*WALL_COLOR, 0.06), edgecolor=(*WALL_COLOR, 0.7))
+        ax.add_collection(faces)
+    colors = _Colors(traj, color_by)
+    label = "speed (m/s)" if color_by == "speed" else "mass (kg)"
+    cax = fig.add_axes((rect[0] + rect[2] + 16 / width, rect[1], 14 / width, rect[3]))
+    fig.colorbar(matplotlib.cm.ScalarMappable(colors.norm, colors.cmap), cax=cax, label=label)
+    # Fixed bodies that never move are drawn once, behind the others (large ones are slow to draw).
+    static = (
+        traj.fixed & np.all(traj.active, axis=0) & np.all(traj.position == traj.position[:1], axis=(0, 2))
+    )
+    view.show(_discs(ax), 0, np.flatnonzero(static), colors)
+    tracks = ax.add_collection(LineCollection([], linewidths=1.0, animated=True))
+    bodies = _discs(ax, animated=True)
+    clock = ax.text(
+        0.015,
+        0.985,
+        "",
+        transform=ax.transAxes,
+        va="top",
+        animated=True,
+        bbox=dict(boxstyle="round,pad=0.25", facecolor="white", edgecolor="none", alpha=0.75),
+    )
+    canvas.draw()
+    background = canvas.copy_from_bbox(fig.bbox)
+
+    interval = float(traj.attrs["output_interval"])
+    history = len(traj.time) if opts.trail_length is None else max(1, round(opts.trail_length / interval))
+    chosen = np.unique(
+        np.linspace(0, len(traj.time) - 1, min(len(traj.time), max_frames)).round().astype(int)
+    )
+    encoder = imageio_ffmpeg.write_frames(
+        str(out),
+        (width, height),
+        pix_fmt_in="rgba",
+        fps=fps,
+        macro_block_size=16,
+        ffmpeg_log_level="error",
+        **CODECS[Path(out).suffix.lower()],
+    )
+    encoder.send(None)
+    try:
+        for k in chosen:
+            live = np.flatnonzero(traj.active[k] & ~static)
+            view.show(bodies, k, live, colors)
+            if trails:
+                moving = live[~traj.fixed[live]]
+                path = view.project(traj.position[max(0, k - history) : k + 1, moving])[0]
+                tracks.set_segments(path.swapaxes(0, 1))
+                tracks.set_color(0.75 * colors.of(k, moving)[:, :3] + 0.25)
+            clock.set_text(_clock(traj.time[k]))
+            canvas.restore_region(background)
+            for artist in (tracks, bodies, clock):
+                ax.draw_artist(artist)
+            canvas.blit(fig.bbox)
+            encoder.send(canvas.buffer_rgba())
+    finally:
+        encoder.close()
+    return len(chosen)
+
+
+def _discs(ax, **kw) -> EllipseCollection:
+    """An empty collection of circles sized in data units, added to ``ax``."""
+    offsets = np.zeros((0, 2))
+    circles = EllipseCollection([], [], [], units="xy", offsets=offsets, offset_transform=ax.transData, **kw)
+    circles.set(edgecolors=(0, 0, 0, 0.6), linewidths=0.4)
+    return ax.add_collection(circles)
+
+
+def _layout(span: np.ndarray, size: int) -> tuple[int, int, tuple[float, float, float, float]]:
+    """Figure width and height (px, multiples of 16, the longer one at most ``size``) for a region of
+    ``span`` (m, screen width and height), and the axes rectangle (figure fractions)."""
+    left, right, bottom, top = MARGINS
+    aspect = float(np.clip(span[1] / span[0], *ASPECT_RANGE))
+    width, height = size, bottom + top + (size - left - right) * aspect
+    if height > size:
+        width, height = left + right + (size - bottom - top) / aspect, size
+    width, height = int(width) // 16 * 16, int(height) // 16 * 16
+    rect = (left / width, bottom / height, 1 - (left + right) / width, 1 - (bottom + top) / height)
+    return width, height, rect
+
+
+def _clock(t: float) -> str:
+    days = f" ({t / 86400:.3g} d)" if t >= 2 * 86400 else ""
+    return f"t = {t:.4g} s{days}"
+
+
+class _View:
+    """The camera: projection to the screen, depth, the region shown, and the walls within it."""
+
+    def __init__(self, traj: Trajectory, opts: OutputTable):
+        self.traj, self.dim = traj, traj.dim
+        if self.dim == 2:
+            self.rotation = np.eye(2)
+        else:
+            elev, azim = np.radians(opts.camera)
+            ce, se, ca, sa = np.cos(elev), np.sin(elev), np.cos(azim), np.sin(azim)
+            # Rows: screen x, screen y, and the direction towards the camera (depth).
+            self.rotation = np.array([[-sa, ca, 0.0], [-se * ca, -se * sa, ce], [ce * ca, ce * sa, se]])
+        # The scene's box (data space): as given, or the moving bodies over the run and the walls' points.
+        if opts.view is not None:
+            lo, hi = np.array(opts.view[0], dtype=float), np.array(opts.view[1], dtype=float)
+        else:
+            moving = ~traj.fixed if np.any(~traj.fixed) else np.ones(len(traj.fixed), dtype=bool)
+            x, r, on = traj.position[:, moving], traj.radius[:, moving, None], traj.active[:, moving, None]
+            lo = np.min(np.where(on, x - r, np.inf), axis=(0, 1))
+            hi = np.max(np.where(on, x + r, -np.inf), axis=(0, 1))
+            lo = np.minimum(lo, traj.wall_point.min(axis=0, initial=np.inf))
+            hi = np.maximum(hi, traj.wall_point.max(axis=0, initial=-np.inf))
+        self.box = _corners(lo, hi)
+        screen, depth = self.project(self.box)
+        self.depth_range = (depth.min(), depth.max())
+        centre = (screen.min(axis=0) + screen.max(axis=0)) / 2
+        half = np.ptp(screen, axis=0) * 0.525  # a 5% margin
+        half = np.maximum(half, 1e-3 * half.max() + 1e-300)
+        self.lower, self.upper = centre - half, centre + half
+
+    def fit(self, width_px: float, height_px: float) -> None:
+        """Widen the region's short side to fill axes of this size at equal scale."""
+        centre, half = (self.lower + self.upper) / 2, (self.upper - self.lower) / 2
+        scale = max(half[0] / width_px, half[1] / height_px)  # m per px, halved
+        half = scale * np.array([width_px, height_px])
+        self.lower, self.upper = centre - half, centre + half
+        self.min_radius = MIN_RADIUS_PX * 2 * scale
+
+    def project(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Screen coordinates (..., 2) and depth (..., larger is nearer; 0 in 2D) of points (..., dim)."""
+        p = x @ self.rotation.T
+        return p[..., :2], (p[..., 2] if self.dim == 3 else np.zeros(p.shape[:-1]))
+
+    def show(self, circles: EllipseCollection, k: int, ids: np.ndarray, colors: _Colors) -> None:
+        """Put bodies ``ids`` at frame k into ``circles``: to scale, far ones first and darker."""
+        screen, depth = self.project(self.traj.position[k, ids])
+        order = np.argsort(depth, kind="stable")
+        ids, screen, depth = ids[order], screen[order], depth[order]
+        diameter = 2 * np.maximum(self.traj.radius[k, ids], self.min_radius)
+        rgba = self.shade(colors.of(k, ids), depth)
+        circles.set(
+            offsets=screen, widths=diameter, heights=diameter, angles=np.zeros(len(ids)), facecolors=rgba
+        )
+
+    def shade(self, rgba: np.ndarray, depth: np.ndarray) -> np.ndarray:
+        """Darken far bodies (3D): down to 55% brightness at the back of the scene."""
+        if self.dim == 2:
+            return rgba
+        lo, hi = self.depth_range
+        near = np.clip((depth - lo) / max(hi - lo, 1e-300), 0.0, 1.0)
+        out = rgba.copy()
+        out[:, :3] *= (0.55 + 0.45 * near)[:, None]
+        return out
+
+    def _walls(self):
+        """Each wall with the region walls are clipped to (the picture in 2D, the scene's box in 3D):
+        the region's corners, their signed distances from the wall, and where the wall cuts its edges."""
+        corners = _corners(self.lower, self.upper) if self.dim == 2 else self.box
+        a, b = np.nonzero(np.triu(np.sum(corners[:, None] != corners[None], axis=2) == 1))  # the edges
+        for point, normal in zip(self.traj.wall_point, self.traj.wall_normal, strict=True):
+            s = (corners - point) @ normal
+            cut = (s[a] * s[b] <= 0) & (s[a] != s[b])
+            t = (s[a] / np.where(cut, s[a] - s[b], 1.0))[cut, None]
+            yield corners, s, np.unique(corners[a[cut]] + t * (corners[b[cut]] - corners[a[cut]]), axis=0)
+
+    def faces(self) -> list[np.ndarray]:
+        """Each wall within the region, in screen coordinates: a segment (2D) or a polygon (3D)."""
+        return [_around(self.project(cut)[0]) for _, _, cut in self._walls() if len(cut) >= 2]
+
+    def solids(self) -> list[np.ndarray]:
+        """2D: the part of the picture behind each wall (the side bodies do not live on)."""
+        parts = (np.vstack([corners[s <= 0], cut]) for corners, s, cut in self._walls())
+        return [_around(p) for p in parts if len(p) >= 3]
+
+
+def _corners(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The 2^d corners of the box lo..hi, (2^d, d)."""
+    return np.array(np.meshgrid(*zip(lo, hi, strict=True), indexing="ij")).reshape(len(lo), -1).T
+
+
+def _around(points: np.ndarray) -> np.ndarray:
+    """Points of a convex polygon (screen coordinates) in order around their centre."""
+    d = points - points.mean(axis=0)
+    return points[np.argsort(np.arctan2(d[:, 1], d[:, 0]))]
+
+
+class _Colors:
+    """Body colours from speed or mass (viridis); fixed bodies grey."""
+
+    def __init__(self, traj: Trajectory, color_by: str):
+        self.traj, self.by, self.cmap = traj, color_by, matplotlib.colormaps["viridis"]
+        moving = ~traj.fixed
+        if color_by == "speed":
+            speed = np.linalg.norm(traj.velocity[:, moving], axis=2)
+            self.norm = Normalize(0.0, max(float(np.percentile(speed, 99)) if speed.size else 1.0, 1e-300))
+        else:
+            mass = traj.mass[:, moving]
+            lo, hi = (float(mass.min()), float(mass.max())) if mass.size else (1.0, 1.0)
+            self.norm = LogNorm(lo, hi) if hi > 10 * lo else Normalize(lo, max(hi, lo * (1 + 1e-9)))
+
+    def of(self, k: int, ids: np.ndarray) -> np.ndarray:
+        """RGBA (len(ids), 4) of bodies ``ids`` at frame k."""
+        t = self.traj
+        value = np.linalg.norm(t.velocity[k, ids], axis=1) if self.by == "speed" else t.mass[k, ids]
+        rgba = np.atleast_2d(self.cmap(self.norm(value)))
+        rgba[t.fixed[ids]] = FIXED_COLOR
+        return rgba

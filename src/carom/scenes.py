@@ -1,0 +1,53 @@
+"""Canonical scenes, defined once: the tests, the benchmarks and the documentation build them here.
+
+Reduced units: sphere (disk) diameter 1, mass 1, and velocities drawn with k_B T = 1.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .world import World
+
+
+def gas(n: int, phi: float, dim: int = 3, seed: int = 0, e: float = 1.0, radius: float = 0.5, world=World, **kwargs):
+    """n equal spheres (disks) on a cubic lattice inside a box at packing fraction phi, with Maxwell
+    velocities (k_B T = m = 1) of zero total momentum. ``world`` is the engine class to build."""
+    rng = np.random.default_rng(seed)
+    volume = n * (4 / 3 * math.pi * radius**3 if dim == 3 else math.pi * radius**2) / phi
+    side = volume ** (1 / dim)
+    per_side = math.ceil(n ** (1 / dim))
+    spacing = side / per_side
+    if spacing <= 2 * radius:
+        raise ValueError(f"packing fraction {phi} is too high for a lattice start in dim={dim}")
+    grid = np.stack(np.meshgrid(*[np.arange(per_side)] * dim, indexing="ij"), -1).reshape(-1, dim)[:n]
+    velocities = rng.normal(size=(n, dim))
+    velocities -= velocities.mean(axis=0)
+    w = world(dim=dim, **kwargs)
+    w.add_box(lower=[0.0] * dim, upper=[side] * dim, restitution=e)
+    w.add_bodies((grid + 0.5) * spacing, velocities, masses=1.0, radii=radius, restitution=e)
+    return w
+
+
+def pile(n: int, dim: int = 2, seed: int = 0, e: float = 0.5, radius: float = 0.5, g: float = 9.81, **kwargs):
+    """n disks (spheres) dropped from a loose lattice into a box under gravity, to settle into a heap."""
+    rng = np.random.default_rng(seed)
+    columns = max(1, round(math.sqrt(n) if dim == 2 else n ** (1 / 3)))
+    spacing = 2.2 * radius
+    width = columns * spacing
+    per_layer = columns ** (dim - 1)
+    layers = math.ceil(n / per_layer)
+    height = layers * 2 * spacing + 2 * radius
+    grid = np.stack(np.meshgrid(*[np.arange(columns)] * (dim - 1), np.arange(layers), indexing="ij"), -1)
+    grid = grid.reshape(-1, dim)[:n].astype(float)
+    positions = (grid + 0.5) * spacing
+    positions[:, -1] = (grid[:, -1] * 2 + 0.5) * spacing
+    positions[:, :-1] += rng.uniform(-0.04, 0.04, (n, dim - 1)) * radius
+    gravity = np.zeros(dim)
+    gravity[-1] = -g
+    w = World(dim=dim, gravity=gravity, **kwargs)
+    w.add_box(lower=[0.0] * dim, upper=[width] * (dim - 1) + [height], restitution=e)
+    w.add_bodies(positions, rng.normal(scale=0.1, size=(n, dim)), masses=1.0, radii=radius, restitution=e)
+    return w

@@ -1,0 +1,159 @@
+"""Trajectory files: contents, exact resume, partial files, plain-h5py readability."""
+
+import h5py
+import numpy as np
+import pytest
+
+import carom
+from carom.io import load, runner
+from carom.io.trajectory import _write_state
+from carom.scene import parse_scene
+
+# 2D gas of 12 disks in a box with a thrust on one of them: impacts, walls and a force in a short run.
+GAS = """
+[world]
+dim = 2
+gravity = [0.0, -1.0]
+seed = 4
+[run]
+until = 2.0
+dt = 0.01
+output_interval = 0.1
+[[bodies]]
+name = "pushed"
+position = [0.5, 0.5]
+velocity = [1.0, 0.3]
+mass = 1.0
+radius = 0.1
+[[generate]]
+kind = "gas"
+count = 12
+lower = [1.0, 0.0]
+upper = [3.0, 2.0]
+radius = [0.05, 0.15]
+mass = [0.5, 2.0]
+speed = 1.5
+restitution = 0.8
+[[boxes]]
+lower = [0.0, 0.0]
+upper = [3.0, 2.0]
+[[forces]]
+kind = "thrust"
+body = "pushed"
+force = [0.0, 2.0]
+"""
+FIELDS = ("time", "position", "velocity", "active", "mass", "radius", "kinetic_energy", "potential_energy",
+          "total_energy", "momentum", "collision_count")  # fmt: skip
+
+
+def run(path, text=GAS, **run_table):
+    runner.start(parse_scene(text, "gas.toml", {"run": run_table}), text, "gas.toml", path, progress=False)
+    return path
+
+
+def assert_same_run(a, b):
+    for field in FIELDS:
+        assert np.array_equal(getattr(a, field), getattr(b, field)), field
+    for name, values in a.impacts.items():
+        assert np.array_equal(values, b.impacts[name]), name
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    return load(run(tmp_path_factory.mktemp("ref") / "gas.h5"))
+
+
+def test_file_holds_frames_on_the_grid_with_diagnostics(reference):
+    t = reference
+    assert np.array_equal(t.time, np.arange(21) * 0.1)
+    assert t.position.shape == t.velocity.shape == (21, 13, 2) and t.dim == 2
+    assert t.mass.shape == (21, 13) and np.array_equal(t.mass[-1], t.mass[0])
+    v2 = np.sum(t.velocity**2, axis=2)
+    assert np.allclose(t.kinetic_energy, 0.5 * np.sum(t.mass * v2, axis=1), rtol=1e-12)
+    assert np.allclose(t.potential_energy, np.sum(t.mass * t.position[..., 1], axis=1), rtol=1e-12)  # g = 1
+    assert np.array_equal(t.total_energy, t.kinetic_energy + t.potential_energy)
+    assert np.allclose(t.momentum, np.sum(t.mass[..., None] * t.velocity, axis=1), rtol=1e-12, atol=1e-12)
+    assert t.collision_count[-1] == len(t.impacts["time"]) > 10
+    assert np.all(np.diff(t.impacts["time"]) >= 0) and t.impacts["time"][-1] <= 2.0
+    assert t.attrs["until"] == 2.0 and t.attrs["dt"] == 0.01 and t.attrs["engine"] == "step"
+
+
+def test_frames_are_the_world_run_directly(reference):
+    scene = parse_scene(GAS)
+    w = carom.scene.build_world(scene)
+    for k in range(1, 12):  # the runner stops at every frame time
+        w.run(until=k * 0.1, dt=0.01)
+    assert np.array_equal(reference.position[11], w.positions)
+    assert np.array_equal(reference.velocity[11], w.velocities)
+
+
+def test_resume_of_a_finished_run_equals_one_long_run(tmp_path, reference):
+    path = run(tmp_path / "short.h5", until=0.7)
+    assert len(load(path).time) == 8
+    runner.resume(path, until=2.0, progress=False)
+    assert_same_run(load(path), reference)
+
+
+def test_resume_after_an_off_grid_end_keeps_to_the_grid(tmp_path, reference):
+    path = run(tmp_path / "odd.h5", until=1.234)
+    assert load(path).time[-1] == 1.234
+    runner.resume(path, until=2.0, progress=False)
+    assert_same_run(load(path), reference)
+
+
+def test_rows_after_the_checkpoint_are_dropped_on_resume(tmp_path, reference):
+    path = run(tmp_path / "cut.h5", until=1.0)
+    with h5py.File(path, "r+") as f:  # as if killed while writing frames past the checkpoint at t = 1.0
+        for name in ("frames/time", "frames/position", "impacts/time"):
+            f[name].resize(f[name].shape[0] + 3, axis=0)
+            f[name][-3:] = 7.0
+    partial = load(path)
+    assert len(partial.time) == 11 and np.all(partial.impacts["time"] <= 1.0)  # only complete frames
+    runner.resume(path, until=2.0, progress=False)
+    assert_same_run(load(path), reference)
+
+
+def test_resume_with_drag_is_exact(tmp_path):
+    text = GAS + '[[forces]]\nkind = "atmosphere"\nbody = 1\nscale_height = inf\n'
+    whole, part = run(tmp_path / "whole.h5", text), run(tmp_path / "part.h5", text, until=0.7)
+    runner.resume(part, until=2.0, progress=False)
+    assert_same_run(load(whole), load(part))
+
+
+def test_event_engine_resumes_exactly(tmp_path):
+    if not hasattr(carom, "EventWorld"):
+        pytest.skip("carom.EventWorld is not exported yet")
+    text = GAS.replace("[world]", '[world]\nengine = "event"').replace("dt = 0.01\n", "")
+    text = text[: text.index("[[forces]]")]
+    whole, part = run(tmp_path / "whole.h5", text), run(tmp_path / "part.h5", text, until=0.9)
+    runner.resume(part, until=2.0, progress=False)
+    assert_same_run(load(whole), load(part))
+
+
+def test_checkpoint_entries_follow_the_state(tmp_path):
+    with h5py.File(tmp_path / "c.h5", "w") as f:
+        group = f.create_group("slot")
+        _write_state(group, {"time": 1.0, "x": np.arange(3.0), "gone": np.zeros(2)})
+        _write_state(group, {"time": 2.0, "x": np.arange(5.0), "new": np.ones(1, dtype=bool)})
+        assert set(group) == {"time", "x", "new"}
+        assert group["time"][()] == 2.0 and np.array_equal(group["x"][()], np.arange(5.0))
+
+
+def test_readable_with_plain_h5py_as_documented(reference, tmp_path):
+    path = run(tmp_path / "plain.h5", until=0.5)
+    with h5py.File(path, "r") as f:
+        assert f.attrs["format"] == "carom.trajectory" and f.attrs["version"] == 1
+        assert f["scene"].asstr()[()] == GAS
+        assert f["frames/position"].shape == (6, 13, 2) and f["bodies/fixed"].dtype == bool
+        assert f["walls/normal"].shape == (4, 2) and f["impacts/normal"].shape[1] == 2
+        assert f["checkpoint/latest"][()] in (0, 1)
+        latest = f["checkpoint"][str(f["checkpoint/latest"][()])]
+        assert latest.attrs["frame"] == 5 and latest["time"][()] == pytest.approx(0.5)
+        assert np.array_equal(f["diagnostics/total_energy"][:], reference.total_energy[:6])
+
+
+def test_not_a_trajectory_file_is_refused(tmp_path):
+    with h5py.File(tmp_path / "other.h5", "w") as f:
+        f["x"] = 1
+    with pytest.raises(ValueError, match="not a carom trajectory file"):
+        load(tmp_path / "other.h5")

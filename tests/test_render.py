@@ -1,0 +1,145 @@
+"""Pictures: bodies round, to scale and in place; depth shading; frame counts and sizes; the plot."""
+
+import imageio_ffmpeg
+import numpy as np
+import pytest
+from PIL import Image
+from scipy import ndimage
+
+from carom.io import load, runner
+from carom.render import plot, render
+from carom.render.animation import MARGINS
+from carom.scene import parse_scene
+
+# Two balls 3 m apart (radius 0.5 m) and a wall 1 m left of the first; the second moves 2 m right.
+FLAT = """
+[world]
+dim = 2
+[run]
+until = 2.0
+dt = 0.1
+output_interval = 0.1
+[output]
+color_by = "mass"
+[[bodies]]
+position = [0.0, 0.0]
+mass = 1.0
+radius = 0.5
+[[bodies]]
+position = [3.0, 0.0]
+velocity = [1.0, 0.0]
+mass = 2.0
+radius = 0.5
+[[walls]]
+point = [-1.0, 0.0]
+normal = [1.0, 0.0]
+"""
+# Two equal balls seen along -x (camera on +x): one near, one far.
+DEEP = """
+[world]
+dim = 3
+[run]
+until = 0.2
+dt = 0.1
+output_interval = 0.1
+[output]
+camera = [0.0, 0.0]
+[[bodies]]
+position = [1.0, -1.0, 0.0]
+mass = 1.0
+radius = 0.5
+[[bodies]]
+position = [-1.0, 1.0, 0.0]
+mass = 1.0
+radius = 0.5
+"""
+
+
+def trajectory(tmp_path, text):
+    path = tmp_path / "run.h5"
+    runner.start(parse_scene(text), text, "run.toml", path, progress=False)
+    return load(path)
+
+
+def frames(path):
+    """RGB frames of a GIF (exact colours: the geometry tests use GIFs, as MP4 blurs colour edges)."""
+    gif = Image.open(path)
+    return [np.asarray((gif.seek(k), gif.convert("RGB"))[1]) for k in range(gif.n_frames)]
+
+
+def blobs(image):
+    """Connected regions of strongly coloured pixels in the axes (the colour bar excluded)."""
+    rgb = image[:, : image.shape[1] - MARGINS[1]].astype(int)
+    labels, n = ndimage.label(rgb.max(axis=2) - rgb.min(axis=2) > 40)
+    return [np.argwhere(labels == k) for k in range(1, n + 1)], rgb
+
+
+def test_2d_bodies_are_round_to_scale_and_in_place(tmp_path):
+    out = tmp_path / "flat.gif"
+    assert render(trajectory(tmp_path, FLAT), out, size=480, max_frames=5) == 5
+    first = frames(out)[0]
+    assert first.shape[1] == 480 and first.shape[0] % 16 == 0
+    found, rgb = blobs(first)
+    assert len(found) == 2
+    (y0, x0), (y1, x1) = (b.mean(axis=0) for b in sorted(found, key=lambda b: b[:, 1].mean()))
+    separation = x1 - x0  # pixels for 3 m
+    for b in found:
+        height, width = np.ptp(b, axis=0) + 1
+        assert abs(height - width) <= 1  # round
+        assert width == pytest.approx(separation / 3, abs=2)  # 1 m across, to scale (edges are darker)
+    assert y0 == pytest.approx(y1, abs=0.5)
+    # The wall's line (dark grey, 2 px wide) is 1 m left of the first ball's centre.
+    wall = np.all(np.abs(rgb - [76, 76, 89]) < 20, axis=2).sum(axis=0)  # wall-grey pixels per column
+    line = np.flatnonzero(wall > 0.3 * first.shape[0])
+    assert np.ptp(line) <= 2 and line.mean() == pytest.approx(x0 - separation / 3, abs=1.5)
+
+
+def test_3d_bodies_are_round_and_far_ones_darker(tmp_path):
+    out = tmp_path / "deep.gif"
+    render(trajectory(tmp_path, DEEP), out, size=480)
+    found, rgb = blobs(frames(out)[0])
+    assert len(found) == 2
+    near, far = sorted(found, key=lambda b: b[:, 1].mean())  # the near ball is at screen left (y = -1)
+    for b in found:
+        height, width = np.ptp(b, axis=0) + 1
+        assert abs(height - width) <= 1 and width == pytest.approx(np.ptp(near, axis=0)[1] + 1, abs=1)
+    near_rgb, far_rgb = (rgb[tuple(b[_inner(b)].T)].mean(axis=0) for b in (near, far))
+    # Brightness falls linearly from 100% at the front of the scene (x = 1.5 m) to 55% at the back
+    # (x = -1.5 m): 92.5% at the near centre (x = 1), 62.5% at the far one (x = -1).
+    assert far_rgb / near_rgb == pytest.approx(np.full(3, 0.625 / 0.925), abs=0.02)
+
+
+def _inner(points):
+    """Points of a disc at least 4 px inside its edge."""
+    centre, radius = points.mean(axis=0), (np.ptp(points, axis=0).max() + 1) / 2
+    return np.linalg.norm(points - centre, axis=1) < radius - 4
+
+
+def test_mp4_has_the_frames_and_size_asked_for(tmp_path):
+    out = tmp_path / "flat.mp4"
+    assert render(trajectory(tmp_path, FLAT), out, size=320, max_frames=8, fps=10) == 8
+    reader = imageio_ffmpeg.read_frames(str(out))
+    meta = next(reader)
+    video = list(reader)
+    width, height = meta["size"]
+    assert len(video) == 8 and meta["fps"] == 10 and width == 320 and height % 16 == 0
+    assert np.frombuffer(video[-1], np.uint8).std() > 10
+
+
+def test_trails_follow_the_moving_body(tmp_path):
+    traj = trajectory(tmp_path, FLAT)
+    plain, trailed = tmp_path / "plain.gif", tmp_path / "trails.gif"
+    render(traj, plain, size=480, trails=False)
+    render(traj, trailed, size=480, trails=True)
+    last_plain, last_trailed = frames(plain)[-1], frames(trailed)[-1]
+    drawn = np.any(np.abs(last_plain.astype(int) - last_trailed) > 40, axis=2)
+    rows = np.nonzero(drawn)[0]
+    assert len(rows) > 10 and np.ptp(rows) <= 2  # a horizontal line, behind the second ball
+    assert frames(trailed)[0].tobytes() == frames(plain)[0].tobytes()  # no history yet
+
+
+def test_plot_is_one_figure_of_the_requested_size(tmp_path):
+    out = tmp_path / "plot.png"
+    plot(trajectory(tmp_path, FLAT), out, size=(600, 500))
+    image = np.asarray(Image.open(out).convert("RGB"))
+    assert image.shape == (500, 600, 3) and image.std() > 10
