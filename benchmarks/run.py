@@ -1,8 +1,8 @@
 """`make bench`: canonical scenes, timed, one process per case (so peak memory is per case).
 
 Prints a Markdown table: body-steps/s, impacts/s, peak memory, energy drift, for the time-stepped engine
-on a 3D elastic gas (packing fraction 0.2, dt = 0.01 in reduced units) and a 2D disk pile under gravity,
-then the event-driven benchmark (benchmarks/events.py). Each case runs a few warm-up steps (Numba
+on a 3D elastic gas (packing fraction 0.2, dt = 0.01 in reduced units) and a 2D disk pile under gravity
+(dt = 1 ms, its first simulated second: pouring), then the event-driven benchmark (benchmarks/events.py). Each case runs a few warm-up steps (Numba
 compilation is excluded) and then as many steps as fit in its time budget.
 """
 
@@ -29,13 +29,16 @@ def _case(kind: str, n: int, budget_s: float) -> dict:
         w.step(dt)
     e0, impacts0 = w.total_energy(), w.collision_count
     steps, start = 0, time.perf_counter()
-    while time.perf_counter() - start < budget_s:
+    # The pile is timed while it pours (its first simulated second): once it settles, the drift slows
+    # sharply (README, known limitations), and a single step could outlast any budget.
+    t_end = 1.0 if kind == "pile" else float("inf")
+    while time.perf_counter() - start < budget_s and w.time < t_end:
         w.step(dt)
         steps += 1
     wall = time.perf_counter() - start
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
-        "scene": "3D elastic gas, phi = 0.2" if kind == "gas" else "2D disk pile, e = 0.5",
+        "scene": "3D elastic gas, phi = 0.2" if kind == "gas" else "2D disk pile pouring, e = 0.5",
         "n": n,
         "steps": steps,
         "body-steps/s": n * steps / wall,

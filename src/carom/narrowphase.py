@@ -219,4 +219,7 @@ def _wall_contact_time(gap, normal_speed, normal_accel, radius, tol, horizon, sp
         if opened == INF:
             return INF
         return _quadratic_crossing(gap, normal_speed, c2, opened, horizon, True)
+    # Cheap rejection: the gap cannot shrink by more than |n.v| h + |n.a| h^2 / 2 within the horizon.
+    if gap > abs(normal_speed) * horizon + abs(c2) * horizon * horizon:
+        return INF
     return _quadratic_crossing(gap, normal_speed, c2, 0.0, horizon, True)
