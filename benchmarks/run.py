@@ -1,9 +1,10 @@
 """`make bench`: canonical scenes, timed, one process per case (so peak memory is per case).
 
-Prints a Markdown table: body-steps/s, impacts/s, peak memory, energy drift, for the time-stepped engine
-on a 3D elastic gas (packing fraction 0.2, dt = 0.01 in reduced units) and a 2D disk pile under gravity
-(dt = 1 ms, its first simulated second: pouring), then the event-driven benchmark (benchmarks/events.py). Each case runs a few warm-up steps (Numba
-compilation is excluded) and then as many steps as fit in its time budget.
+Prints a Markdown table (body-steps/s, impacts/s, peak memory, energy change) for the time-stepped engine
+on a 3D elastic gas (packing fraction 0.2, dt = 0.01 in reduced units) and on a 2D disk pile under
+gravity (dt = 1 ms, timed over its first simulated second, while it pours); then the event-driven
+benchmark (benchmarks/events.py). Each case takes a few warm-up steps first (Numba compilation is not
+timed) and then as many steps as fit in its time budget.
 """
 
 from __future__ import annotations

@@ -1,0 +1,50 @@
+"""The event calendar: which body has the earliest pending event.
+
+A complete binary tournament tree over the bodies: leaf ``size + b`` holds body b, every inner node the
+winner (smaller key, lower id on ties) of its two children, the root ``tree[1]`` the body whose event
+comes first. Changing one body's key replays its matches up to the root: O(log n) per update, no
+allocation, and the tree is a pure function of the keys (so it need not be saved for a restart).
+``key`` has one extra entry, ``key[n] = inf``, for the unused leaves.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+def new_calendar(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(key, tree) for n bodies, every key inf."""
+    size = 1
+    while size < max(n, 1):
+        size *= 2
+    key = np.full(n + 1, math.inf)
+    tree = np.full(2 * size, n, dtype=np.int64)
+    tree[size : size + n] = np.arange(n)
+    return key, tree
+
+
+@njit(cache=True, inline="always")
+def _winner(key, tree, node):
+    left = tree[2 * node]
+    right = tree[2 * node + 1]
+    return left if key[left] <= key[right] else right
+
+
+@njit(cache=True)
+def _rebuild(key, tree):
+    """Replay every match (after all keys were set)."""
+    for node in range(len(tree) // 2 - 1, 0, -1):
+        tree[node] = _winner(key, tree, node)
+
+
+@njit(cache=True, inline="always")
+def _update(key, tree, b, value):
+    """Set body b's key and replay its matches."""
+    key[b] = value
+    node = (len(tree) // 2 + b) >> 1
+    while node >= 1:
+        tree[node] = _winner(key, tree, node)
+        node >>= 1

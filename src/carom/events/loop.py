@@ -1,0 +1,112 @@
+"""The event loop: take the earliest event, process it, repeat.
+
+Each body has one entry in the calendar, keyed by the earlier of its pending pair event and its next
+cell crossing. A popped pair event whose partner has changed trajectory since the prediction is *stale*:
+the body is simply predicted again (its key was a lower bound of its true next event, so nothing was
+missed). Per contact event the work is O(bodies in the 3^d cells of the two bodies) for the predictions
+plus O(log n) for the calendar.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import carray, njit, types
+from numba.extending import intrinsic
+
+from .calendar import _rebuild, _update
+from .cells import _next_crossing
+from .predict import _kinetic, _moved, _predict
+from .resolve import OK, _cross, _instant, _rest_on_walls
+from .state import COUNT, CX_TIME, EV_TIME, EVENTS, FACE, PARTNER, PARTNER_COUNT, TB, A, Contacts, V, X
+
+
+@intrinsic
+def _pointer(typingctx, address, dtype):
+    sig = types.CPointer(dtype.dtype)(address, dtype)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
+
+    return sig, codegen
+
+
+@njit(cache=True)
+def _unmanaged(a):
+    return carray(_pointer(a.ctypes.data, a.dtype), a.shape)
+
+
+@njit(cache=True)
+def _start(body, link, head, chain, geo, walls, p, ct, key, tree, t):
+    """Resting accelerations, first predictions and the calendar, every body being at time t."""
+    n = len(body)
+    for b in range(n):
+        if p.has_gravity:
+            _rest_on_walls(body, walls, p, ct.wall_idx, ct.wall_flt, b, t)
+    for b in range(n):
+        _predict(body, link, head, chain, geo, walls, p, ct.cells, ct.rel, b, t)
+        delay, face = _next_crossing(body, link, geo, b)
+        body[b, CX_TIME] = t + delay
+        link[b, FACE] = face
+        key[b] = min(body[b, EV_TIME], body[b, CX_TIME])
+    _rebuild(key, tree)
+
+
+@njit(cache=True)
+def _run(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, key, tree, tally, sums, t_end,
+         max_events):  # fmt: skip
+    """Process events up to time t_end, at most ``max_events`` of them. Returns (status, time of the last
+    event processed or -inf); a status other than OK asks the caller to grow an array and call again."""
+    ct = Contacts(_unmanaged(ct.cint), _unmanaged(ct.cflt), _unmanaged(ct.selected), _unmanaged(ct.cluster),
+                  _unmanaged(ct.saved_v), _unmanaged(ct.flags), _unmanaged(ct.cells), _unmanaged(ct.rel),
+                  _unmanaged(ct.staged), _unmanaged(ct.wall_idx), _unmanaged(ct.wall_flt))  # fmt: skip
+    return _loop(_unmanaged(body), _unmanaged(link), _unmanaged(head), _unmanaged(chain), geo, _unmanaged(walls),
+                 _unmanaged(keys), _unmanaged(values), p, ct, _unmanaged(log_i), _unmanaged(log_f), _unmanaged(key),
+                 _unmanaged(tree), _unmanaged(tally), _unmanaged(sums), t_end, max_events)  # fmt: skip
+
+
+@njit(cache=True)
+def _loop(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, key, tree, tally, sums, t_end,
+          max_events):  # fmt: skip
+    last = -math.inf
+    done = 0
+    while done < max_events:
+        b = tree[1]
+        t = key[b]
+        if t > t_end or t == math.inf:
+            break
+        if body[b, CX_TIME] <= body[b, EV_TIME]:
+            _cross(body, link, head, chain, geo, p, ct.cells, ct.rel, key, tree, sums, b, t)
+        else:
+            j = link[b, PARTNER]
+            if j >= 0 and link[b, PARTNER_COUNT] != link[j, COUNT]:
+                _predict(body, link, head, chain, geo, walls, p, ct.cells, ct.rel, b, t)
+                _update(key, tree, b, min(body[b, EV_TIME], body[b, CX_TIME]))
+                continue
+            status = _instant(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, key, tree, tally,
+                              sums, b, t)  # fmt: skip
+            if status != OK:
+                return status, last
+        tally[EVENTS] += 1
+        done += 1
+        last = t
+    return OK, last
+
+
+@njit(cache=True)
+def _synced(body, t, x_out, v_out):
+    """Every body's position and velocity at time t, into x_out, v_out ((n, dim) arrays)."""
+    for b in range(len(body)):
+        h = t - body[b, TB]
+        for d in range(x_out.shape[1]):
+            x_out[b, d] = _moved(body[b, X + d], body[b, V + d], body[b, A + d], h)
+            v_out[b, d] = body[b, V + d] + body[b, A + d] * h
+
+
+@njit(cache=True)
+def _kinetic_pending(body, t):
+    """Sum over bodies of the integral of m |v|^2 from each body's own time to t (J s)."""
+    total = 0.0
+    for b in range(len(body)):
+        total += _kinetic(body, b, t - body[b, TB])
+    return total

@@ -1,0 +1,261 @@
+"""Prediction: the exact time of each body's next contact.
+
+Free flight is a parabola, ``x(t) = x + v h + a h^2 / 2`` with ``h = t - TB``. Two bodies with equal
+accelerations (free flight under uniform gravity) touch at a root of a quadratic, solved here in closed,
+cancellation-free form; otherwise (a body resting on a wall against a free one, a free one against a fixed
+one) the contact time is a root of a quartic, found by `carom.narrowphase` (bisection on monotone pieces).
+
+Robustness near contact (Bannerman, Lue & Sargant 2013): a pair whose gap is within the contact tolerance
+*touches*. A touching pair collides *now* if it approaches faster than the round-off floor ``speed_tol``,
+or if it is *pressed*: not approaching, but its gap's second derivative is negative (gravity pushing a
+body onto a fixed or resting one). Otherwise its next contact is sought only after its gap has opened
+beyond the tolerance. The test for "now" is the same function here and in `resolve`, on the same
+numbers, so an event predicted for now always finds something to do: round-off can neither let bodies
+pass through each other nor make a pair collide again and again at one instant.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from ..narrowphase import _pair_contact_time, _wall_contact_time
+from .cells import _cells_around
+from .state import (
+    COUNT,
+    EV_TIME,
+    INV_MASS,
+    KINETIC,
+    NEXT,
+    PARTNER,
+    PARTNER_COUNT,
+    RADIUS,
+    TB,
+    WALL_NORMAL,
+    WALL_POINT,
+    A,
+    V,
+    X,
+)  # fmt: skip
+
+INF = math.inf
+
+
+@njit(cache=True)
+def _moved(x, v, a, h):
+    """Position after a flight of h seconds (one formula everywhere, so that results agree bitwise)."""
+    return x + (v * h + 0.5 * a * h * h)
+
+
+@njit(cache=True, inline="always")
+def _kinetic(body, b, h):
+    """Integral of m |v|^2 over the next h seconds of body b's flight (J s); 0 for a fixed body."""
+    if body[b, INV_MASS] == 0.0 or h == 0.0:
+        return 0.0
+    vv = body[b, V] ** 2 + body[b, V + 1] ** 2 + body[b, V + 2] ** 2
+    va = body[b, V] * body[b, A] + body[b, V + 1] * body[b, A + 1] + body[b, V + 2] * body[b, A + 2]
+    aa = body[b, A] ** 2 + body[b, A + 1] ** 2 + body[b, A + 2] ** 2
+    return (vv * h + va * h * h + aa * h * h * h / 3.0) / body[b, INV_MASS]
+
+
+@njit(cache=True, inline="always")
+def _advance(body, b, t, sums):
+    """Move body b along its parabola to time t, adding its integral of m |v|^2 dt (J s, for the
+    pressure's kinetic part) to ``sums[KINETIC]``."""
+    h = t - body[b, TB]
+    if h == 0.0:
+        return
+    sums[KINETIC] += _kinetic(body, b, h)
+    for d in range(3):
+        body[b, X + d] = _moved(body[b, X + d], body[b, V + d], body[b, A + d], h)
+        body[b, V + d] += body[b, A + d] * h
+    body[b, TB] = t
+
+
+@njit(cache=True)
+def _nearest(r, periodic, length):
+    """Component r of a separation, made the nearest periodic image (|r| < length on entry)."""
+    if periodic:
+        if r > 0.5 * length:
+            return r - length
+        if r < -0.5 * length:
+            return r + length
+    return r
+
+
+@njit(cache=True, inline="always")
+def _flight(body, j, h, p):
+    """Position and velocity of body j after a flight of h seconds: 6 floats (without gravity, every
+    acceleration is 0 and is not read)."""
+    x0, x1, x2 = body[j, X], body[j, X + 1], body[j, X + 2]
+    v0, v1, v2 = body[j, V], body[j, V + 1], body[j, V + 2]
+    if not p.has_gravity:
+        return _moved(x0, v0, 0.0, h), _moved(x1, v1, 0.0, h), _moved(x2, v2, 0.0, h), v0, v1, v2
+    a0, a1, a2 = body[j, A], body[j, A + 1], body[j, A + 2]
+    return (_moved(x0, v0, a0, h), _moved(x1, v1, a1, h), _moved(x2, v2, a2, h),
+            v0 + a0 * h, v1 + a1 * h, v2 + a2 * h)  # fmt: skip
+
+
+@njit(cache=True, inline="always")
+def _relative(body, geo, p, i, j, t):
+    """Position, velocity and acceleration of body j relative to body i at time t (nearest periodic
+    image): 9 floats, by the same arithmetic as `_scan`'s, so that both agree bitwise."""
+    xi0, xi1, xi2, vi0, vi1, vi2 = _flight(body, i, t - body[i, TB], p)
+    xj0, xj1, xj2, vj0, vj1, vj2 = _flight(body, j, t - body[j, TB], p)
+    return (
+        _nearest(xj0 - xi0, geo.periodic[0], geo.length[0]),
+        _nearest(xj1 - xi1, geo.periodic[1], geo.length[1]),
+        _nearest(xj2 - xi2, geo.periodic[2], geo.length[2]),
+        vj0 - vi0, vj1 - vi1, vj2 - vi2,
+        body[j, A] - body[i, A], body[j, A + 1] - body[i, A + 1], body[j, A + 2] - body[i, A + 2],
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def _opening_speed(pressing, size, tol):
+    """Least separation speed (m/s) at which a contact pressed together with normal acceleration
+    ``pressing`` (m/s^2) opens beyond 4 contact tolerances (``tol`` times ``size``, m) before it closes
+    again: slower, its return would pass unseen inside the tolerance, where bodies count as touching."""
+    return 2.0 * math.sqrt(2.0 * pressing * tol * size)
+
+
+@njit(cache=True)
+def _pair_state(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, p):
+    """(touching, now) for a pair in relative state x, v, a: touching within the tolerance, and either
+    approaching faster than ``speed_tol``, or pressed together (normal acceleration of approach above
+    ``accel_tol``, enough to beat the centripetal part ``|v|^2 / D``) and separating slower than half
+    the hop speed (see `resolve`)."""
+    xx = x0 * x0 + x1 * x1 + x2 * x2
+    reach = contact_distance * (1.0 + p.tol)
+    if xx > reach * reach:
+        return False, False
+    dist = math.sqrt(xx)
+    xv = x0 * v0 + x1 * v1 + x2 * v2
+    if -xv > p.speed_tol * dist:
+        return True, True
+    xa = x0 * a0 + x1 * a1 + x2 * a2
+    pressing = -xa / dist
+    if pressing <= p.accel_tol:
+        return True, False
+    vv = v0 * v0 + v1 * v1 + v2 * v2
+    hop = max(p.resting_speed, _opening_speed(pressing, contact_distance, p.tol))
+    return True, vv + xa < -p.accel_tol * dist and xv < 0.5 * hop * dist
+
+
+@njit(cache=True)
+def _pair_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, horizon, p):
+    """Delay until a pair in relative state x, v, a touches: 0 if now, inf if not within ``horizon``,
+    -1 if the accelerations differ and it needs the general (quartic) solver."""
+    touching, now = _pair_state(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, p)
+    if now:
+        return 0.0
+    if a0 != 0.0 or a1 != 0.0 or a2 != 0.0:
+        return -1.0
+    xv = x0 * v0 + x1 * v1 + x2 * v2
+    if touching or xv >= 0.0:  # a touching pair in straight relative flight that is not colliding separates
+        return INF
+    c0 = x0 * x0 + x1 * x1 + x2 * x2 - contact_distance * contact_distance
+    disc = xv * xv - (v0 * v0 + v1 * v1 + v2 * v2) * c0
+    if disc <= 0.0:
+        return INF
+    delay = c0 / (math.sqrt(disc) - xv)  # the closing root of |x + v t|^2 = D^2, in its stable form
+    return delay if delay <= horizon else INF
+
+
+@njit(cache=True, inline="always")
+def _wall_state(body, walls, p, b, k, t):
+    """(touching, now, gap, normal speed, normal acceleration) of body b and wall k at time t; "now" as
+    for pairs (approaching, or pressed onto the wall)."""
+    h = t - body[b, TB]
+    gap = -body[b, RADIUS]
+    ns = 0.0
+    na = 0.0
+    for d in range(3):
+        n = walls[k, WALL_NORMAL + d]
+        gap += (_moved(body[b, X + d], body[b, V + d], body[b, A + d], h) - walls[k, WALL_POINT + d]) * n
+        ns += (body[b, V + d] + body[b, A + d] * h) * n
+        na += body[b, A + d] * n
+    touching = gap <= p.tol * body[b, RADIUS]
+    now = touching and (-ns > p.speed_tol or (ns <= p.speed_tol and na < -p.accel_tol))
+    return touching, now, gap, ns, na
+
+
+@njit(cache=True)
+def _quartic_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, horizon, p, rel):
+    """`_pair_delay` for unequal accelerations, by `carom.narrowphase` on a finite horizon: no root of
+    f(t) = |x + v t + a t^2 / 2|^2 - D^2 = sum c_k t^k lies beyond the Cauchy bound 1 + max |c_k / c_4|.
+    ``rel`` is (3, 3) scratch."""
+    aa = a0 * a0 + a1 * a1 + a2 * a2
+    coefficients = (
+        x0 * x0 + x1 * x1 + x2 * x2 - contact_distance * contact_distance,
+        2.0 * (x0 * v0 + x1 * v1 + x2 * v2),
+        v0 * v0 + v1 * v1 + v2 * v2 + x0 * a0 + x1 * a1 + x2 * a2,
+        v0 * a0 + v1 * a1 + v2 * a2,
+    )
+    bound = 1.0
+    for c in coefficients:
+        bound = max(bound, 1.0 + abs(c) / (0.25 * aa))
+    rel[0, 0], rel[0, 1], rel[0, 2] = x0, x1, x2
+    rel[1, 0], rel[1, 1], rel[1, 2] = v0, v1, v2
+    rel[2, 0], rel[2, 1], rel[2, 2] = a0, a1, a2
+    # "Now" was decided by the caller (speed_tol inf); a touching pair is sought again once its gap has
+    # opened beyond the tolerance (here a fraction of the contact distance), however slowly it separates.
+    slack = p.tol * contact_distance
+    return _pair_contact_time(rel[0], rel[1], rel[2], contact_distance, slack, min(horizon, bound), INF)
+
+
+@njit(cache=True)
+def _scan(body, link, head, chain, geo, p, cells, rel, b, t, axis, step, best):
+    """Earliest contact of body b after t with the bodies of the cells around it (axis = -1) or of the
+    slab just entered (see `_cells_around`), if before ``best``: (time, partner), partner -1 if none.
+    The engine's hot loop: everything called in it takes scalars."""
+    xb0, xb1, xb2, vb0, vb1, vb2 = _flight(body, b, t - body[b, TB], p)
+    ab0, ab1, ab2 = body[b, A], body[b, A + 1], body[b, A + 2]
+    p0, p1, p2 = geo.periodic
+    l0, l1, l2 = geo.length
+    fixed = body[b, INV_MASS] == 0.0
+    partner = -1
+    n_cells = _cells_around(link, geo, b, axis, step, cells)
+    for m in range(n_cells):
+        j = head[cells[m]]
+        while j >= 0:
+            if j != b and not (fixed and body[j, INV_MASS] == 0.0):
+                xj0, xj1, xj2, vj0, vj1, vj2 = _flight(body, j, t - body[j, TB], p)
+                x0 = _nearest(xj0 - xb0, p0, l0)
+                x1 = _nearest(xj1 - xb1, p1, l1)
+                x2 = _nearest(xj2 - xb2, p2, l2)
+                v0, v1, v2 = vj0 - vb0, vj1 - vb1, vj2 - vb2
+                a0, a1, a2 = 0.0, 0.0, 0.0
+                if p.has_gravity:
+                    a0, a1, a2 = body[j, A] - ab0, body[j, A + 1] - ab1, body[j, A + 2] - ab2
+                s = body[b, RADIUS] + body[j, RADIUS]
+                delay = _pair_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, s, best - t, p)
+                if delay < 0.0:
+                    delay = _quartic_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, s, best - t, p, rel)
+                if t + delay < best:
+                    best = t + delay
+                    partner = j
+            j = chain[j, NEXT]
+    return best, partner
+
+
+@njit(cache=True)
+def _predict(body, link, head, chain, geo, walls, p, cells, rel, b, t):
+    """Replace body b's pending pair event by its earliest contact after t with a body or a wall."""
+    best, partner = _scan(body, link, head, chain, geo, p, cells, rel, b, t, -1, 0, INF)
+    if body[b, INV_MASS] != 0.0:
+        for k in range(walls.shape[0]):
+            _, now, gap, ns, na = _wall_state(body, walls, p, b, k, t)
+            delay = 0.0 if now else _wall_contact_time(gap, ns, na, body[b, RADIUS], p.tol, best - t, INF)
+            if t + delay < best:
+                best = t + delay
+                partner = -1 - k
+    _set_event(body, link, b, best, partner)
+
+
+@njit(cache=True, inline="always")
+def _set_event(body, link, b, time, partner):
+    body[b, EV_TIME] = time
+    link[b, PARTNER] = partner
+    link[b, PARTNER_COUNT] = link[partner, COUNT] if partner >= 0 else 0

@@ -1,0 +1,377 @@
+"""Resolution: what happens at an event, and the re-prediction of what it changed.
+
+An *instant* (a contact event) is solved as `World` solves one: the touching contacts of the two bodies
+are gathered; in rounds, the contacts that approach now (or are pressed together) are solved together
+by `carom.solver._solve_contacts`, and every body that received an impulse adds its own touching contacts
+(an impulse travels down a touching chain one ball per round: Newton's cradle). Then bodies touching walls
+without moving off them rest on them (acceleration-level contact problem: gravity less the walls' normal
+reaction, so the body slides along exactly), and only the gathered bodies are predicted again.
+
+Impact law per contact (approach speed u; e from the pair's restitution rule or override):
+
+* separation ``e u`` (an *impact*, counted and reported);
+* ``e < 1`` and ``u <= resting_speed``: separation 0, *resting* (not counted, as in `World`). This ends
+  the Zeno sequence of a ball bouncing on a floor, and inelastic collapse in free gases: a cluster whose
+  relative speeds decay geometrically sticks once they fall below ``resting_speed``.
+* two bodies pressed together by gravity (one fixed, or resting on a wall, the other free) approaching
+  slower than ``resting_speed``: separation ``resting_speed`` (a *hop*, not counted). A body resting on
+  another is then carried by hops of period ``2 resting_speed / a_n``, whose mean momentum transfer is
+  exactly the normal force ``m a_n``; at most ``mu resting_speed^2 / 2`` of energy is added per contact.
+* TC model (Luding & McNamara 1998), when ``tc > 0``: a pair impact of a body that had another impact
+  less than ``tc`` earlier is elastic.
+* after ``max_rounds`` rounds at one instant, separation 0 (a `ContactWarning`).
+
+A crossing event moves the body to its new cell and predicts it against the slab that came into reach.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from ..solver import _approach_speed, _pair_restitution, _solve_contacts
+from .calendar import _update
+from .cells import _cells_around, _move, _next_crossing
+from .predict import (
+    _advance,
+    _flight,
+    _nearest,
+    _opening_speed,
+    _pair_state,
+    _predict,
+    _relative,
+    _scan,
+    _set_event,
+    _wall_state,
+)
+from .state import (
+    APPROACH,
+    CAPPED,
+    CI,
+    CJ,
+    COUNT,
+    CX_TIME,
+    EV_TIME,
+    FACE,
+    HOPPED,
+    IMPACTS,
+    IMPULSE,
+    INV_MASS,
+    KIND,
+    LAST_IMPACT,
+    LOG_APPROACH,
+    LOG_E,
+    LOG_IMPULSE,
+    LOG_NORMAL,
+    LOG_TIME,
+    N_LOG,
+    NEXT,
+    NORMAL,
+    PARTNER,
+    RADIUS,
+    RESTED,
+    RESTITUTION,
+    TARGET,
+    TB,
+    TC_USED,
+    VIRIAL,
+    WALL_E,
+    WALL_NORMAL,
+    A,
+    E,
+    V,
+    X,
+)  # fmt: skip
+
+OK, CONTACTS_FULL, LOG_FULL = 0, 1, 2
+IMPACT, RESTING, HOP, ELASTIC_TC = 0, 1, 2, 3
+JOINED, IMPACTED, GATHERED = 0, 1, 2  # columns of Contacts.flags
+
+
+@njit(cache=True, inline="always")
+def _add_contact(cint, cflt, nc, i, j, n0, n1, n2):
+    """Append contact (i, j, unit normal from i towards j); -1 when the arrays are full."""
+    if nc == len(cint):
+        return -1
+    cint[nc, CI] = i
+    cint[nc, CJ] = j
+    cflt[nc, NORMAL] = n0
+    cflt[nc, NORMAL + 1] = n1
+    cflt[nc, NORMAL + 2] = n2
+    return nc + 1
+
+
+@njit(cache=True, inline="always")
+def _join(body, ct, sums, b, t, n_cl):
+    """Move body b to t and add it to the cluster (its velocity saved), once. Returns n_cl."""
+    if ct.flags[b, JOINED]:
+        return n_cl
+    _advance(body, b, t, sums)
+    ct.cluster[n_cl] = b
+    for d in range(3):
+        ct.saved_v[n_cl, d] = body[b, V + d]
+    ct.flags[b, JOINED] = True
+    return n_cl + 1
+
+
+@njit(cache=True)
+def _gather(body, link, head, chain, geo, walls, p, ct, sums, b, t, n_cl, nc):
+    """Add body b to the cluster and add its touching contacts with bodies whose contacts are not
+    gathered yet and with walls. Returns (n_cl, nc); nc = -1 if the contact arrays are full."""
+    n_cl = _join(body, ct, sums, b, t, n_cl)
+    ct.flags[b, GATHERED] = True
+    cint, cflt, flags = ct.cint, ct.cflt, ct.flags
+    xb0, xb1, xb2 = body[b, X], body[b, X + 1], body[b, X + 2]
+    p0, p1, p2 = geo.periodic
+    l0, l1, l2 = geo.length
+    n_cells = _cells_around(link, geo, b, -1, 0, ct.cells)
+    for m in range(n_cells):
+        j = head[ct.cells[m]]
+        while j >= 0:
+            if j != b:
+                xj0, xj1, xj2, _, _, _ = _flight(body, j, t - body[j, TB], p)
+                x0 = _nearest(xj0 - xb0, p0, l0)
+                x1 = _nearest(xj1 - xb1, p1, l1)
+                x2 = _nearest(xj2 - xb2, p2, l2)
+                xx = x0 * x0 + x1 * x1 + x2 * x2
+                reach = (body[b, RADIUS] + body[j, RADIUS]) * (1.0 + p.tol)
+                if (0.0 < xx <= reach * reach and not flags[j, GATHERED]
+                        and (body[b, INV_MASS] != 0.0 or body[j, INV_MASS] != 0.0)):  # fmt: skip
+                    dist = math.sqrt(xx)
+                    nc = _add_contact(cint, cflt, nc, b, j, x0 / dist, x1 / dist, x2 / dist)
+                    if nc < 0:
+                        return n_cl, nc
+                    _advance(body, j, t, sums)
+            j = chain[j, NEXT]
+    if body[b, INV_MASS] != 0.0:
+        for k in range(walls.shape[0]):
+            if _wall_state(body, walls, p, b, k, t)[0]:
+                n = walls[k, WALL_NORMAL : WALL_NORMAL + 3]
+                nc = _add_contact(cint, cflt, nc, b, -1 - k, -n[0], -n[1], -n[2])
+                if nc < 0:
+                    return n_cl, nc
+    return n_cl, nc
+
+
+@njit(cache=True, inline="always")
+def _now(body, geo, walls, p, cint, c, t):
+    """Whether contact c takes part in the current round (the same test as the prediction's)."""
+    i = cint[c, CI]
+    j = cint[c, CJ]
+    if j >= 0:
+        x0, x1, x2, v0, v1, v2, a0, a1, a2 = _relative(body, geo, p, i, j, t)
+        return _pair_state(x0, x1, x2, v0, v1, v2, a0, a1, a2, body[i, RADIUS] + body[j, RADIUS], p)[1]
+    # walls: approaching only; a body pressed onto a wall is given a resting acceleration instead
+    return -_wall_state(body, walls, p, i, -1 - j, t)[3] > p.speed_tol
+
+
+@njit(cache=True)
+def _impact_law(body, walls, keys, values, p, cint, cflt, c, t, capped):
+    """(separation speed asked of contact c, how to book it: IMPACT, RESTING, HOP or ELASTIC_TC); sets
+    the contact's restitution column."""
+    i = cint[c, CI]
+    j = cint[c, CJ]
+    u = cflt[c, APPROACH]
+    e = _pair_restitution(i, j, body[:, RESTITUTION], walls[:, WALL_E], p.rule, keys, values)
+    cflt[c, E] = e
+    if capped:
+        cflt[c, E] = 0.0
+        return 0.0, IMPACT if (u > p.resting_speed or e == 1.0) else RESTING
+    if j >= 0:
+        kind = IMPACT
+        if p.tc > 0.0 and (t - p.tc < body[i, LAST_IMPACT] < t or t - p.tc < body[j, LAST_IMPACT] < t):
+            e = cflt[c, E] = 1.0
+            kind = ELASTIC_TC
+        pressing = 0.0
+        for d in range(3):
+            pressing += (body[i, A + d] - body[j, A + d]) * cflt[c, NORMAL + d]
+        if pressing > p.accel_tol:
+            hop = max(p.resting_speed, _opening_speed(pressing, body[i, RADIUS] + body[j, RADIUS], p.tol))
+            return (hop, HOP) if e * u < hop else (e * u, kind)
+        if kind == ELASTIC_TC:
+            return u, kind
+    if e < 1.0 and u <= p.resting_speed:
+        cflt[c, E] = 0.0
+        return 0.0, RESTING
+    return e * u, IMPACT
+
+
+@njit(cache=True)
+def _book(body, cint, cflt, ct, log_i, log_f, tally, c, t):
+    """Book contact c after its round: the virial, counts, and the log for counted impacts. Returns
+    False if the log is full."""
+    impulse = cflt[c, IMPULSE]
+    i = cint[c, CI]
+    j = cint[c, CJ]
+    kind = cint[c, KIND]
+    if j >= 0:
+        ct.staged[-1] += impulse * (body[i, RADIUS] + body[j, RADIUS])
+    if kind == IMPACT or kind == ELASTIC_TC:
+        ct.staged[IMPACTS] += 1.0
+        ct.staged[TC_USED] += kind == ELASTIC_TC
+        ct.flags[i, IMPACTED] = True
+        if j >= 0:
+            ct.flags[j, IMPACTED] = True
+        if len(log_i):
+            k = tally[N_LOG]
+            if k == len(log_i):
+                return False
+            flip = 0 <= j < i  # report body pairs as i < j (the normal from i towards j)
+            log_i[k, 0] = j if flip else i
+            log_i[k, 1] = i if flip else j
+            log_f[k, LOG_TIME] = t
+            for d in range(3):
+                log_f[k, LOG_NORMAL + d] = -cflt[c, NORMAL + d] if flip else cflt[c, NORMAL + d]
+            log_f[k, LOG_IMPULSE] = impulse
+            log_f[k, LOG_APPROACH] = cflt[c, APPROACH]
+            log_f[k, LOG_E] = cflt[c, E]
+            tally[N_LOG] = k + 1
+    elif j >= 0:
+        ct.staged[RESTED if kind == RESTING else HOPPED] += 1.0
+    return True
+
+
+@njit(cache=True)
+def _rounds(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, tally, sums, t, n_cl, nc):
+    """Solve the gathered contacts in rounds, gathering every body that receives an impulse. Counts go to
+    ``ct.staged``, impacts to the log. Returns (status, n_cl, nc)."""
+    cint, cflt, selected = ct.cint, ct.cflt, ct.selected
+    velocity = body[:, V : V + 3]
+    rounds = 0
+    while True:
+        ns = 0
+        for c in range(nc):
+            if _now(body, geo, walls, p, cint, c, t):
+                selected[ns] = c
+                cflt[c, APPROACH] = _approach_speed(c, cint[:, CI], cint[:, CJ], cflt[:, NORMAL : NORMAL + 3], velocity)
+                ns += 1
+        if ns == 0:
+            return OK, n_cl, nc
+        rounds += 1
+        capped = rounds > p.max_rounds
+        if capped:
+            ct.staged[CAPPED] = 1.0
+        for s in range(ns):
+            c = selected[s]
+            cflt[c, TARGET], cint[c, KIND] = _impact_law(body, walls, keys, values, p, cint, cflt, c, t, capped)
+            for b in (cint[c, CI], cint[c, CJ]):
+                if b >= 0 and body[b, INV_MASS] != 0.0:
+                    n_cl = _join(body, ct, sums, b, t, n_cl)
+        _solve_contacts(selected[:ns], cint[:, CI], cint[:, CJ], cflt[:, NORMAL : NORMAL + 3], cflt[:, TARGET],
+                        velocity, body[:, INV_MASS], cflt[:, IMPULSE], p.lcp_iterations, p.lcp_tol_v)  # fmt: skip
+        for s in range(ns):
+            c = selected[s]
+            if cflt[c, IMPULSE] <= 0.0:
+                continue
+            if not _book(body, cint, cflt, ct, log_i, log_f, tally, c, t):
+                return LOG_FULL, n_cl, nc
+            for b in (cint[c, CI], cint[c, CJ]):
+                if b >= 0 and body[b, INV_MASS] != 0.0 and not ct.flags[b, GATHERED]:
+                    n_cl, nc = _gather(body, link, head, chain, geo, walls, p, ct, sums, b, t, n_cl, nc)
+                    if nc < 0:
+                        return CONTACTS_FULL, n_cl, nc
+
+
+@njit(cache=True)
+def _rest_on_walls(body, walls, p, wall_idx, wall_flt, b, t):
+    """Give body b (at time t) its acceleration: gravity, less the reaction of every wall it touches
+    without moving off it (an acceleration-level contact problem; mass drops out against walls). Its
+    normal velocity into a wall that carries it is zeroed, so that it slides exactly along the wall."""
+    if body[b, INV_MASS] == 0.0:
+        return
+    k_walls = walls.shape[0]
+    m = 0
+    for k in range(k_walls):
+        touching, _, _, ns, _ = _wall_state(body, walls, p, b, k, t)
+        pressing = 0.0
+        for d in range(3):
+            pressing -= p.gravity[d] * walls[k, WALL_NORMAL + d]
+        rests = ns <= p.speed_tol or (pressing > p.accel_tol and ns < _opening_speed(pressing, body[b, RADIUS], p.tol))
+        if touching and rests:
+            wall_idx[m, 1] = -1 - k
+            wall_idx[m, 2] = m
+            for d in range(3):
+                wall_flt[m, d] = -walls[k, WALL_NORMAL + d]
+            m += 1
+    rate = wall_flt[k_walls : k_walls + 1, 0:3]
+    for d in range(3):
+        rate[0, d] = p.gravity[d]
+    if m:
+        _solve_contacts(wall_idx[:m, 2], wall_idx[:, 0], wall_idx[:, 1], wall_flt[:, 0:3], wall_flt[:, 3], rate,
+                        wall_flt[k_walls, 3:4], wall_flt[:, 4], p.lcp_iterations, p.lcp_tol_a)  # fmt: skip
+        for c in range(m):
+            if wall_flt[c, 4] > 0.0:
+                ns = 0.0
+                for d in range(3):
+                    ns += body[b, V + d] * wall_flt[c, d]
+                for d in range(3):
+                    body[b, V + d] -= ns * wall_flt[c, d]
+    for d in range(3):
+        body[b, A + d] = rate[0, d]
+
+
+@njit(cache=True)
+def _repredict(body, link, head, chain, geo, walls, p, cells, rel, key, tree, b, t):
+    """New pair event and cell crossing of body b (which is at time t)."""
+    _predict(body, link, head, chain, geo, walls, p, cells, rel, b, t)
+    delay, face = _next_crossing(body, link, geo, b)
+    body[b, CX_TIME] = t + delay
+    link[b, FACE] = face
+    _update(key, tree, b, min(body[b, EV_TIME], body[b, CX_TIME]))
+
+
+@njit(cache=True)
+def _instant(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, key, tree, tally, sums, i,
+             t):  # fmt: skip
+    """Resolve body i's pair event at time t. Returns OK, or CONTACTS_FULL / LOG_FULL with everything
+    undone (the caller grows the arrays and calls again)."""
+    j = link[i, PARTNER]
+    n_log = tally[N_LOG]
+    ct.staged[:] = 0.0
+    n_cl, nc = _gather(body, link, head, chain, geo, walls, p, ct, sums, i, t, 0, 0)
+    if nc >= 0 and j >= 0 and body[j, INV_MASS] != 0.0:
+        n_cl, nc = _gather(body, link, head, chain, geo, walls, p, ct, sums, j, t, n_cl, nc)
+    status = CONTACTS_FULL
+    if nc >= 0:
+        status, n_cl, nc = _rounds(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, tally, sums,
+                                   t, n_cl, nc)  # fmt: skip
+    if status != OK:
+        for q in range(n_cl):
+            b = ct.cluster[q]
+            for d in range(3):
+                body[b, V + d] = ct.saved_v[q, d]
+            ct.flags[b] = False
+        tally[N_LOG] = n_log
+        return status
+    for k in (IMPACTS, TC_USED, RESTED, HOPPED, CAPPED):
+        tally[k] += int(ct.staged[k])
+    sums[VIRIAL] += ct.staged[-1]
+    for q in range(n_cl):
+        b = ct.cluster[q]
+        if p.has_gravity:
+            _rest_on_walls(body, walls, p, ct.wall_idx, ct.wall_flt, b, t)
+        link[b, COUNT] += 1
+        if ct.flags[b, IMPACTED]:
+            body[b, LAST_IMPACT] = t
+        ct.flags[b] = False
+    for q in range(n_cl):
+        _repredict(body, link, head, chain, geo, walls, p, ct.cells, ct.rel, key, tree, ct.cluster[q], t)
+    return OK
+
+
+@njit(cache=True)
+def _cross(body, link, head, chain, geo, p, cells, rel, key, tree, sums, b, t):
+    """Body b crosses a cell face at time t: move it to the next cell and predict it against the slab of
+    cells that came into reach."""
+    _advance(body, b, t, sums)
+    _move(body, link, head, chain, geo, b)
+    face = link[b, FACE]
+    best, partner = _scan(body, link, head, chain, geo, p, cells, rel, b, t, face >> 1, 1 if face & 1 else -1,
+                          body[b, EV_TIME])  # fmt: skip
+    if partner >= 0:
+        _set_event(body, link, b, best, partner)
+    delay, face = _next_crossing(body, link, geo, b)
+    body[b, CX_TIME] = t + delay
+    link[b, FACE] = face
+    _update(key, tree, b, min(body[b, EV_TIME], body[b, CX_TIME]))

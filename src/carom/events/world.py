@@ -1,0 +1,329 @@
+"""`EventWorld`: the exact event-driven engine for spheres and disks in free flight.
+
+There is no time step. Every body's next contact (with a body or a wall) and next cell crossing are
+predicted exactly; the earliest is processed, and only the bodies it changed are predicted again (see
+`carom.events` for the stages). Motion between events is exact (straight lines, or parabolas under uniform
+gravity), impacts follow the same law as `World` (`carom.solver`), and contacts touching at one instant
+are solved together in rounds.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from ..config import DEFAULT, Config
+from ..model import Model, _number, _vector
+from ..world import ContactWarning
+from . import state as st
+from .calendar import _rebuild, new_calendar
+from .cells import new_grid
+from .loop import _kinetic_pending, _run, _start, _synced
+from .resolve import CONTACTS_FULL, LOG_FULL
+from .state import Contacts, Geometry
+
+
+class InelasticCollapseWarning(UserWarning):
+    """Issued when a run needed the remedy for inelastic collapse between bodies: impacts slower than
+    ``Config.resting_speed`` made resting, hops of bodies pressed together by gravity, or impacts made
+    elastic by the TC model."""
+
+
+@dataclass
+class _Engine:
+    """The event engine's arrays (see `carom.events.state`)."""
+
+    body: np.ndarray
+    link: np.ndarray
+    geo: Geometry
+    head: np.ndarray
+    chain: np.ndarray
+    key: np.ndarray
+    tree: np.ndarray
+    speed_scale: float  # m/s, sets the round-off floor Config.speed_tolerance * speed_scale
+    contacts: Contacts | None = None
+
+    def state(self) -> dict:
+        """The arrays as flat ``engine_*`` entries (the calendar is rebuilt from the event times)."""
+        out = {f"engine_{k}": v.copy() for k, v in (("body", self.body), ("link", self.link),
+                                                     ("head", self.head), ("chain", self.chain))}  # fmt: skip
+        out.update({f"engine_{k}": np.array(v) for k, v in self.geo._asdict().items()})
+        out["engine_speed_scale"] = self.speed_scale
+        return out
+
+    @classmethod
+    def from_state(cls, state: dict) -> _Engine:
+        body = np.asarray(state["engine_body"], dtype=float)
+        aligned, _ = st.new_body(len(body))
+        aligned[:] = body
+        key, tree = new_calendar(len(body))
+        key[:-1] = np.minimum(body[:, st.EV_TIME], body[:, st.CX_TIME])
+        _rebuild(key, tree)
+        return cls(
+            aligned, np.array(state["engine_link"], dtype=np.int64),
+            Geometry(*(tuple(np.asarray(state[f"engine_{k}"]).tolist()) for k in Geometry._fields)),
+            np.array(state["engine_head"], dtype=np.int32), np.array(state["engine_chain"], dtype=np.int32), key,
+            tree, float(state["engine_speed_scale"]),
+        )  # fmt: skip
+
+
+class EventWorld(Model):
+    """An event-driven world of spheres (dim=3) or disks (dim=2): exact collision times, no time step.
+
+    ``gravity`` is uniform (m/s^2). ``tc`` (s) switches on the TC model of Luding & McNamara: a pair
+    impact of a body whose previous impact was less than ``tc`` earlier is elastic (0: off).
+
+    >>> w = EventWorld(dim=2)
+    >>> _ = w.add_body(position=(0, 0), velocity=(1, 0), mass=1.0, radius=0.5)
+    >>> _ = w.add_body(position=(3, 0), mass=1.0, radius=0.5)
+    >>> w.run(until=5.0)
+    >>> w.velocities.tolist(), w.collision_count
+    ([[0.0, 0.0], [1.0, 0.0]], 1)
+    """
+
+    def __init__(
+        self,
+        dim: int = 3,
+        gravity=None,
+        *,
+        restitution_rule: str = "min",
+        impact_mode: str = "bounce",
+        config: Config = DEFAULT,
+        tc: float = 0.0,
+    ):
+        super().__init__(dim, gravity, restitution_rule=restitution_rule, impact_mode=impact_mode, config=config)
+        if impact_mode != "bounce":
+            raise ValueError(f"EventWorld supports impact_mode='bounce' only, got {impact_mode!r}")
+        self.tc = _number("tc", tc)
+        if self.tc < 0:
+            raise ValueError(f"tc must be >= 0, got {tc!r}")
+        self.event_count = 0
+        self._box: tuple[np.ndarray, np.ndarray] | None = None
+        self._engine: _Engine | None = None
+        self._contact_capacity = 64
+        self._pressure_sums: tuple[float, float, float] | None = None
+
+    # ----------------------------------------------------------------- scene
+    def add_periodic_box(self, lower, upper) -> None:
+        """Make space periodic on every axis with the box ``[lower, upper)``: a body leaving through one
+        face comes back through the opposite one, and bodies interact with the nearest image of each other
+        (minimum image). Positions are wrapped into the box."""
+        if self._box is not None:
+            raise ValueError("this world already has a periodic box")
+        lo = _vector("box lower", lower, self.dim)
+        hi = _vector("box upper", upper, self.dim)
+        if not np.all(lo < hi):
+            raise ValueError(f"box lower must be below upper on every axis, got lower={lower!r} upper={upper!r}")
+        self._box = (lo, hi)
+        n = self.bodies.n
+        try:
+            self._check_periodic_overlaps(np.zeros((0, self.dim)), np.zeros(0))
+        except ValueError:
+            self._box = None
+            raise
+        self.bodies.position[:n] = lo + np.mod(self.bodies.position[:n] - lo, hi - lo)
+        self._bodies_changed()
+
+    def _check_overlaps(self, pos: np.ndarray, rad: np.ndarray, single: bool) -> None:
+        super()._check_overlaps(pos, rad, single)
+        if self._box is not None:
+            self._check_periodic_overlaps(pos, rad)
+
+    def _check_periodic_overlaps(self, pos: np.ndarray, rad: np.ndarray) -> None:
+        """Overlaps through the periodic boundaries, among the bodies so far and ``pos``."""
+        lo, hi = self._box
+        n = self.bodies.n
+        x = np.mod(np.vstack([self.bodies.position[:n], pos]) - lo, hi - lo)
+        r = np.concatenate([self.bodies.radius[:n], rad])
+        if len(r) < 2:
+            return
+        pairs = cKDTree(np.minimum(x, np.nextafter(hi - lo, 0)), boxsize=hi - lo).query_pairs(
+            2.0 * r.max(), output_type="ndarray"
+        )
+        if not len(pairs):
+            return
+        d = np.abs(x[pairs[:, 0]] - x[pairs[:, 1]])
+        d = np.minimum(d, (hi - lo) - d)
+        s = r[pairs[:, 0]] + r[pairs[:, 1]]
+        bad = np.flatnonzero(np.linalg.norm(d, axis=1) - s < -self.config.contact_tolerance * s)
+        if len(bad):
+            p, q = pairs[bad[0]]
+            raise ValueError(
+                f"bodies {p} and {q} (counting new ones after the {n} existing) overlap through the periodic "
+                f"box lower={lo.tolist()} upper={hi.tolist()}"
+            )
+
+    def _bodies_changed(self) -> None:
+        self._engine = None
+
+    # ----------------------------------------------------------------- running
+    def run(self, until: float) -> None:
+        """Advance to exactly ``until`` (s), processing every event up to and including it."""
+        until = _number("until", until)
+        if until < self.time:
+            raise ValueError(f"until must be >= the current time {self.time!r}, got {until!r}")
+        self._process(until, np.iinfo(np.int64).max)
+        self.time = until
+        self._finish()
+
+    def advance(self, n_events: int) -> None:
+        """Process the next ``n_events`` events (cell crossings included); the time becomes that of the
+        last one (unchanged if there was none)."""
+        if not isinstance(n_events, int | np.integer) or n_events < 0:
+            raise ValueError(f"n_events must be an integer >= 0, got {n_events!r}")
+        last = self._process(math.inf, int(n_events))
+        self.time = max(self.time, last)
+        self._finish()
+
+    def _process(self, t_end: float, max_events: int) -> float:
+        """Run the event loop to t_end or max_events; return the time of the last event (-inf if none)."""
+        eng = self._ensure_engine()
+        walls, keys, values = st.scene_arrays(self)
+        params = st.make_params(self, eng.speed_scale)
+        if eng.contacts is None:
+            eng.contacts = st.new_contacts(len(eng.body), self.walls.n, self._contact_capacity)
+        log_i, log_f = st.new_log(self.config.impact_log_capacity if self._impact_callbacks else 0)
+        tally = np.zeros(7, dtype=np.int64)
+        sums = np.zeros(2)
+        t0 = self.time
+        sums[st.KINETIC] = -_kinetic_pending(eng.body, t0)
+        last = -math.inf
+        while True:
+            status, t = _run(
+                eng.body, eng.link, eng.head, eng.chain, eng.geo, walls, keys, values, params, eng.contacts,
+                log_i, log_f, eng.key, eng.tree, tally, sums, t_end, max_events - int(tally[st.EVENTS]),
+            )  # fmt: skip
+            last = max(last, t)
+            self._emit_log(log_i, log_f, int(tally[st.N_LOG]))
+            if status == CONTACTS_FULL:
+                self._contact_capacity *= 2
+                eng.contacts = st.new_contacts(len(eng.body), self.walls.n, self._contact_capacity)
+            elif status == LOG_FULL and tally[st.N_LOG] == 0:
+                log_i, log_f = st.new_log(2 * len(log_i))
+            elif status != LOG_FULL:
+                break
+            tally[st.N_LOG] = 0
+        t1 = t_end if math.isfinite(t_end) else max(t0, last)
+        sums[st.KINETIC] += _kinetic_pending(eng.body, t1)
+        self._pressure_sums = (float(sums[st.KINETIC]), float(sums[st.VIRIAL]), t1 - t0)
+        self.collision_count += int(tally[st.IMPACTS])
+        self.event_count += int(tally[st.EVENTS])
+        self._warn(tally, last)
+        return last
+
+    def _emit_log(self, log_i: np.ndarray, log_f: np.ndarray, count: int) -> None:
+        if count:
+            entries = {
+                "time": log_f[:, st.LOG_TIME], "i": log_i[:, 0], "j": log_i[:, 1],
+                "normal": log_f[:, st.LOG_NORMAL : st.LOG_NORMAL + self.dim], "impulse": log_f[:, st.LOG_IMPULSE],
+                "approach_speed": log_f[:, st.LOG_APPROACH], "restitution": log_f[:, st.LOG_E],
+            }  # fmt: skip
+            self._emit_impacts(entries, count)
+
+    def _warn(self, tally: np.ndarray, last: float) -> None:
+        if tally[st.TC_USED] or tally[st.RESTED] or tally[st.HOPPED]:
+            warnings.warn(
+                f"inelastic collapse remedy used up to t = {last:.9g} s: {tally[st.RESTED]} impacts between bodies "
+                f"slower than Config.resting_speed = {self.config.resting_speed} m/s made resting, "
+                f"{tally[st.HOPPED]} hops of bodies pressed together by gravity, {tally[st.TC_USED]} impacts made "
+                f"elastic by the TC model (tc = {self.tc} s)",
+                InelasticCollapseWarning,
+                stacklevel=3,
+            )
+        if tally[st.CAPPED]:
+            warnings.warn(
+                f"contacts at one instant needed more than Config.max_rounds = {self.config.max_rounds} rounds "
+                f"before t = {last:.9g} s; the rest were solved as perfectly inelastic",
+                ContactWarning,
+                stacklevel=3,
+            )
+
+    def _finish(self) -> None:
+        """Copy every body's state at the current time into the public arrays."""
+        eng = self._engine
+        n = self.bodies.n
+        _synced(eng.body, self.time, self.bodies.position[:n], self.bodies.velocity[:n])
+
+    # ----------------------------------------------------------------- the engine's arrays
+    def _ensure_engine(self) -> _Engine:
+        if self._engine is None:
+            self._engine = self._build()
+        return self._engine
+
+    def _build(self) -> _Engine:
+        """The engine's arrays from the public ones, every body at the current time."""
+        b = self.bodies
+        n, dim = b.n, self.dim
+        body, link = st.new_body(n)
+        x = b.position[:n]
+        if self._box is not None:
+            x = self._box[0] + np.mod(x - self._box[0], self._box[1] - self._box[0])
+        body[:, st.X : st.X + dim] = x
+        body[:, st.V : st.V + dim] = b.velocity[:n]
+        body[b.inv_mass[:n] != 0.0, st.A : st.A + dim] = self.gravity
+        body[:, st.TB] = self.time
+        body[:, st.RADIUS] = b.radius[:n]
+        body[:, st.INV_MASS] = b.inv_mass[:n]
+        body[:, st.RESTITUTION] = b.restitution[:n]
+        tol = self.config.contact_tolerance
+        geo, head, chain = new_grid(body, link, dim, self._box, tol)
+        if self._box is not None:
+            side = min(geo.length[:dim])
+            diameter = 2.0 * float(b.radius[:n].max(initial=0.0)) * (1.0 + tol)
+            if not side > 2.0 * diameter:
+                raise ValueError(f"periodic box side {side} must exceed twice the largest diameter {diameter}")
+        extent = math.hypot(*geo.length[:dim])
+        speed = float(np.sqrt((b.velocity[:n] ** 2).sum(axis=1).max(initial=0.0)))
+        speed_scale = max(speed, math.sqrt(float(np.linalg.norm(self.gravity)) * extent), 1e-300)
+        eng = _Engine(body, link, geo, head, chain, *new_calendar(n), speed_scale,
+                      st.new_contacts(n, self.walls.n, self._contact_capacity))  # fmt: skip
+        _start(body, link, head, chain, geo, st.scene_arrays(self)[0], st.make_params(self, speed_scale),
+               eng.contacts, eng.key, eng.tree, self.time)  # fmt: skip
+        return eng
+
+    # ----------------------------------------------------------------- diagnostics
+    def pressure(self, volume: float | None = None) -> float:
+        """Pressure (Pa; N/m in 2D) averaged over the last `run` or `advance`: kinetic part plus the
+        collision virial, ``P = (integral of sum m v^2 dt + sum over pair impacts of P_ij |r_ij|) /
+        (d V t)``. ``volume`` (m^3; m^2 in 2D) defaults to the periodic box's."""
+        if self._pressure_sums is None:
+            raise ValueError("pressure() needs a run first")
+        if volume is None:
+            if self._box is None:
+                raise ValueError("pressure() needs volume= when the world has no periodic box")
+            volume = float(np.prod(self._box[1] - self._box[0]))
+        volume = _number("volume", volume)
+        if not volume > 0:
+            raise ValueError(f"volume must be > 0, got {volume!r}")
+        kinetic, virial, span = self._pressure_sums
+        if not span > 0:
+            raise ValueError("pressure() needs a run of non-zero duration")
+        return (kinetic + virial) / (self.dim * volume * span)
+
+    # ----------------------------------------------------------------- state for exact restart
+    def get_state(self) -> dict:
+        """Everything needed to continue this run exactly: time, counters, every body array and the
+        engine's own (pending events, cells) as flat ``engine_*`` entries."""
+        state = {
+            "time": self.time,
+            "collision_count": self.collision_count,
+            "event_count": self.event_count,
+            **self.bodies.snapshot(),
+        }
+        if self._engine is not None:
+            state.update(self._engine.state())
+        return state
+
+    def set_state(self, state: dict) -> None:
+        """Restore a state from `get_state` (same scene: walls and the periodic box are not part of it)."""
+        counters = ("time", "collision_count", "event_count")
+        self.bodies.restore({k: np.asarray(v) for k, v in state.items()
+                             if k not in counters and not k.startswith("engine_")})  # fmt: skip
+        self.time = float(state["time"])
+        self.collision_count = int(state["collision_count"])
+        self.event_count = int(state.get("event_count", 0))
+        self._engine = _Engine.from_state(state) if "engine_body" in state else None
