@@ -76,20 +76,22 @@ def reference(tmp_path, until):
 
 
 def stop_part_way(tmp_path, sig):
-    """Start the long run, send ``sig`` once it has written more than its first frame (frames are
-    flushed once a second: wait until the file changes half a second after it was created, and for
-    that write to end)."""
+    """Start the long run, send ``sig`` once it has written more than its first frame. Frames are
+    flushed about once a second, after a compilation that can take a minute on a cold Numba cache: wait
+    for two writes at least half a second apart after the file appeared."""
     scene = scene_file(tmp_path, LONG, "long.toml")
     path = tmp_path / "long.h5"
     proc = subprocess.Popen([*CAROM, "run", scene], cwd=tmp_path, stderr=subprocess.PIPE, text=True)
-    created = None
-    deadline = time.monotonic() + 60
+    writes = []
+    deadline = time.monotonic() + 240
     while time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
         if path.exists():
-            created = created or path.stat().st_mtime
-            if path.stat().st_mtime > created + 0.5:
-                time.sleep(1.5)  # frames are flushed about once a second: let more than one land
+            mtime = path.stat().st_mtime
+            if not writes or mtime > writes[-1] + 0.5:
+                writes.append(mtime)
+            if len(writes) >= 3:
+                time.sleep(0.3)  # let that write end
                 break
     assert proc.poll() is None, "the run ended before it could be stopped"
     proc.send_signal(sig)
