@@ -28,7 +28,7 @@ def test_relative_acceleration_gives_quartic_root():
 
 def test_ball_dropped_on_floor_contact_time():
     g, h = 9.81, 1.3
-    t = _wall_contact_time(h, 0.0, -g, 0.1, TOL, 10.0, 0.0)
+    t = _wall_contact_time(h, 0.0, -g, TOL, 10.0, 0.0)
     assert t == pytest.approx(math.sqrt(2 * h / g), rel=1e-15)
 
 
@@ -46,12 +46,12 @@ def test_touching_pair_collides_now_only_if_approaching():
     # separating now but pulled back: meets again after the gap opened (a bounce inside one step)
     back = _pair_contact_time(dx, np.array([1.0, 0, 0]), np.array([-4.0, 0, 0]), 0.2, TOL, 1.0, 1e-12)
     assert back == pytest.approx(0.5, rel=1e-6)
-    assert _wall_contact_time(0.0, 1.0, -4.0, 0.1, TOL, 1.0, 0.0) == pytest.approx(0.5, rel=1e-12)
+    assert _wall_contact_time(0.0, 1.0, -4.0, TOL, 1.0, 0.0) == pytest.approx(0.5, rel=1e-12)
 
 
 def test_resting_on_wall_is_not_an_event():
-    assert _wall_contact_time(0.0, 0.0, -9.81, 0.1, TOL, 1.0, 1e-12) == math.inf
-    assert _wall_contact_time(-1e-13, 0.0, 0.0, 0.1, TOL, 1.0, 1e-12) == math.inf
+    assert _wall_contact_time(0.0, 0.0, -9.81, TOL, 1.0, 1e-12) == math.inf
+    assert _wall_contact_time(-1e-13, 0.0, 0.0, TOL, 1.0, 1e-12) == math.inf
 
 
 @settings(deadline=None)  # the first example may include Numba compilation

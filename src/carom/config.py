@@ -12,6 +12,11 @@ from dataclasses import dataclass, fields, replace
 #: Newtonian constant of gravitation, m^3 kg^-1 s^-2 (CODATA 2018).
 G = 6.67430e-11
 
+#: Round-off allowance of every touching test, per metre of coordinate magnitude: positions of
+#: magnitude |x| are only known to about eps |x| (1e-9 m on the surface of the Earth), so bodies there
+#: touch within a few units in the last place of their coordinates, however small contact_tolerance is.
+ROUNDOFF = 4.0 * 2.220446049250313e-16
+
 RESTITUTION_RULES = ("min", "max", "mean", "product")
 IMPACT_MODES = ("bounce", "merge")
 INTEGRATORS = ("leapfrog", "euler")

@@ -24,6 +24,7 @@ import math
 import numpy as np
 from numba import njit
 
+from .config import ROUNDOFF
 from .narrowphase import _pair_contact_time, _wall_contact_time
 from .solver import _approach_speed, _pair_restitution, _solve_contacts
 
@@ -100,7 +101,7 @@ def _predict(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p
             dx[d] = x[j, d] - x[i, d]
             dv[d] = v[j, d] - v[i, d]
             da[d] = a[j, d] - a[i, d]
-        slack = tol * min(radius[i], radius[j])
+        slack = _slack(i, j, x, radius, tol)
         tau = _pair_contact_time(dx, dv, da, radius[i] + radius[j], slack, T - t, speed_tol)
         if t + tau < best:
             best = t + tau
@@ -114,7 +115,7 @@ def _predict(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p
                 gap += (x[i, d] - wall_p[k, d]) * wall_n[k, d]
                 ns += v[i, d] * wall_n[k, d]
                 na += a[i, d] * wall_n[k, d]
-            tau = _wall_contact_time(gap, ns, na, radius[i], tol, T - t, speed_tol)
+            tau = _wall_contact_time(gap, ns, na, _wall_slack(i, k, x, radius, wall_p, tol), T - t, speed_tol)
             if t + tau < best:
                 best = t + tau
                 partner = -1 - k
@@ -153,13 +154,31 @@ def _grow_contacts(ci, cj, cn, work):
 
 
 @njit(cache=True)
+def _slack(i, j, x, radius, tol):
+    """Gap (m) up to which bodies i and j touch: ``tol`` times the smaller radius, plus round-off."""
+    size = 0.0
+    for d in range(x.shape[1]):
+        size = max(size, abs(x[i, d]), abs(x[j, d]))
+    return tol * min(radius[i], radius[j]) + ROUNDOFF * size
+
+
+@njit(cache=True)
+def _wall_slack(b, k, x, radius, wall_p, tol):
+    """Gap (m) up to which body b touches wall k: ``tol`` times its radius, plus round-off."""
+    size = 0.0
+    for d in range(x.shape[1]):
+        size = max(size, abs(x[b, d]), abs(wall_p[k, d]))
+    return tol * radius[b] + ROUNDOFF * size
+
+
+@njit(cache=True)
 def _touching(b, j, x, radius, tol, normal_out):
     """Whether bodies b and j (both at the same time) touch; writes the unit normal b -> j."""
     dist2 = 0.0
     for d in range(x.shape[1]):
         normal_out[d] = x[j, d] - x[b, d]
         dist2 += normal_out[d] * normal_out[d]
-    reach = radius[b] + radius[j] + tol * min(radius[b], radius[j])
+    reach = radius[b] + radius[j] + _slack(b, j, x, radius, tol)
     if dist2 > reach**2 or dist2 == 0.0:
         return False
     dist = math.sqrt(dist2)
@@ -173,7 +192,7 @@ def _wall_touching(b, k, x, radius, wall_p, wall_n, tol):
     gap = -radius[b]
     for d in range(x.shape[1]):
         gap += (x[b, d] - wall_p[k, d]) * wall_n[k, d]
-    return gap <= tol * radius[b]
+    return gap <= _wall_slack(b, k, x, radius, wall_p, tol)
 
 
 @njit(cache=True)

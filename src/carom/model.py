@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial import cKDTree
 
-from .config import DEFAULT, IMPACT_MODES, RESTITUTION_RULES, Config
+from .config import DEFAULT, IMPACT_MODES, RESTITUTION_RULES, ROUNDOFF, Config
 from .state import BodyState, WallState
 
 #: Pair keys for restitution overrides: body pair (i < j) -> i * KEY_BASE + j; body i and wall k ->
@@ -214,7 +214,8 @@ class Model:
         b = self.bodies
         for k in range(self.walls.n):
             gap = (pos - self.walls.point[k]) @ self.walls.normal[k] - rad
-            bad = np.flatnonzero(gap < -tol * rad)
+            size = np.maximum(np.abs(pos).max(axis=1), np.abs(self.walls.point[k]).max())
+            bad = np.flatnonzero(gap < -(tol * rad + ROUNDOFF * size))
             if len(bad):
                 a = bad[0]
                 where = "" if single else f"[{a}]"
@@ -236,7 +237,8 @@ class Model:
         p, q = pairs[:, 0], pairs[:, 1]
         sum_r = all_rad[p] + all_rad[q]
         gap = np.linalg.norm(all_pos[p] - all_pos[q], axis=1) - sum_r
-        bad = np.flatnonzero(gap < -tol * np.minimum(all_rad[p], all_rad[q]))
+        size = np.maximum(np.abs(all_pos[p]).max(axis=1), np.abs(all_pos[q]).max(axis=1))
+        bad = np.flatnonzero(gap < -(tol * np.minimum(all_rad[p], all_rad[q]) + ROUNDOFF * size))
         if len(bad):
             a = bad[np.argmin(gap[bad])]
 

@@ -206,11 +206,11 @@ def _pair_contact_time(dx, dv, da, contact_distance, slack, horizon, speed_tol):
 
 
 @njit(cache=True)
-def _wall_contact_time(gap, normal_speed, normal_accel, radius, tol, horizon, speed_tol):
+def _wall_contact_time(gap, normal_speed, normal_accel, slack, horizon, speed_tol):
     """Delay until a sphere touches a wall, or inf. ``gap = n . (x - p) - R`` (m), ``normal_speed =
-    n . v`` and ``normal_accel = n . a`` along the wall's inward normal n. Touching contacts as in
-    `_pair_contact_time`."""
-    touch = tol * radius
+    n . v`` and ``normal_accel = n . a`` along the wall's inward normal n; the body touches the wall while
+    ``gap <= slack`` (m). Touching contacts as in `_pair_contact_time`."""
+    touch = slack
     c2 = 0.5 * normal_accel
     if gap <= touch:
         if -normal_speed > speed_tol:

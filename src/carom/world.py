@@ -26,7 +26,7 @@ from numba import njit
 from . import broadphase
 from .config import DEFAULT, INTEGRATORS, Config
 from .forces import Force
-from .integrate import REBUILD, _drift
+from .integrate import REBUILD, _drift, _slack, _wall_slack
 from .model import Model, _number
 from .solver import RULE_CODES
 
@@ -236,7 +236,7 @@ def _project(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, tol, iter
                 dist2 = 0.0
                 for d in range(dim):
                     dist2 += (x[j, d] - x[i, d]) ** 2
-                if dist2 >= (s - tol * min(radius[i], radius[j])) ** 2 or dist2 == 0.0:
+                if dist2 >= (s - _slack(i, j, x, radius, tol)) ** 2 or dist2 == 0.0:
                     continue
                 dist = math.sqrt(dist2)
                 depth = s - dist
@@ -252,7 +252,7 @@ def _project(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, tol, iter
                     gap = -radius[i]
                     for d in range(dim):
                         gap += (x[i, d] - wall_p[k, d]) * wall_n[k, d]
-                    if gap < -tol * radius[i]:
+                    if gap < -_wall_slack(i, k, x, radius, wall_p, tol):
                         worst = max(worst, -gap / radius[i])
                         for d in range(dim):
                             shift[i, d] -= gap * wall_n[k, d]

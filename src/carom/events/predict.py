@@ -247,7 +247,7 @@ def _predict(body, link, head, chain, geo, walls, p, cells, rel, b, t):
     if body[b, INV_MASS] != 0.0:
         for k in range(walls.shape[0]):
             _, now, gap, ns, na = _wall_state(body, walls, p, b, k, t)
-            delay = 0.0 if now else _wall_contact_time(gap, ns, na, body[b, RADIUS], p.tol, best - t, INF)
+            delay = 0.0 if now else _wall_contact_time(gap, ns, na, p.tol * body[b, RADIUS], best - t, INF)
             if t + delay < best:
                 best = t + delay
                 partner = -1 - k
