@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+import carom
 from carom.scenes import gas
 
 
@@ -19,3 +22,15 @@ def min_gap(world) -> float:
     d = np.linalg.norm(x[:, None] - x[None], axis=-1) - (r[:, None] + r[None])
     np.fill_diagonal(d, np.inf)
     return float(d.min())
+
+
+def closed_form_impact(x1, v1, m1, r1, x2, v2, m2, r2, e):
+    """Contact time, normal and departure velocities of two spheres in free flight (the oracle)."""
+    dx, dv = x2 - x1, v2 - v1
+    s = r1 + r2
+    a, b, c = dv @ dv, 2 * dx @ dv, dx @ dx - s * s
+    t = (-b - math.sqrt(b * b - 4 * a * c)) / (2 * a)
+    n = (dx + dv * t) / s
+    ua, ub = v1 @ n, v2 @ n
+    va, vb = carom.resolve_impact(m1, ua, m2, ub, e)
+    return t, n, v1 + (va - ua) * n, v2 + (vb - ub) * n

@@ -4,23 +4,11 @@ import math
 
 import numpy as np
 import pytest
+from conftest import closed_form_impact
 
-import carom
 from carom.events import EventWorld, InelasticCollapseWarning
 
 # ------------------------------------------------------------------ two-body impacts
-
-
-def closed_form_impact(x1, v1, m1, r1, x2, v2, m2, r2, e):
-    """Contact time, normal and departure velocities of two spheres in free flight (the oracle)."""
-    dx, dv = x2 - x1, v2 - v1
-    s = r1 + r2
-    a, b, c = dv @ dv, 2 * dx @ dv, dx @ dx - s * s
-    t = (-b - math.sqrt(b * b - 4 * a * c)) / (2 * a)
-    n = (dx + dv * t) / s
-    ua, ub = v1 @ n, v2 @ n
-    va, vb = carom.resolve_impact(m1, ua, m2, ub, e)
-    return t, n, v1 + (va - ua) * n, v2 + (vb - ub) * n
 
 
 @pytest.mark.parametrize("e", [1.0, 0.6, 0.0])

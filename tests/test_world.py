@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import lattice_gas, min_gap
+from conftest import closed_form_impact, lattice_gas, min_gap
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,24 +14,12 @@ import carom
 # ------------------------------------------------------------------ two-body impacts
 
 
-def oblique_reference(x1, v1, m1, r1, x2, v2, m2, r2, e):
-    """Closed-form contact time, normal and departure velocities of two spheres in free flight."""
-    dx, dv = x2 - x1, v2 - v1
-    s = r1 + r2
-    a, b, c = dv @ dv, 2 * dx @ dv, dx @ dx - s * s
-    t = (-b - math.sqrt(b * b - 4 * a * c)) / (2 * a)
-    n = (dx + dv * t) / s
-    ua, ub = v1 @ n, v2 @ n
-    va, vb = carom.resolve_impact(m1, ua, m2, ub, e)
-    return t, v1 + (va - ua) * n, v2 + (vb - ub) * n
-
-
 @pytest.mark.parametrize("dt", [1e-3, 0.0137, 0.25, 2.0])
 @pytest.mark.parametrize("gap", [0.0, 0.37, 3.0])
 def test_oblique_impact_independent_of_dt_and_gap(dt, gap):
     x1, v1 = np.array([-1.0 - gap, 0.05, -0.02]), np.array([1.3, 0.1, 0.0])
     x2, v2 = np.array([0.5, 0.0, 0.1]), np.array([-0.4, 0.0, 0.05])
-    t_hit, w1, w2 = oblique_reference(x1, v1, 2.0, 0.3, x2, v2, 0.7, 0.45, 0.6)
+    t_hit, _, w1, w2 = closed_form_impact(x1, v1, 2.0, 0.3, x2, v2, 0.7, 0.45, 0.6)
     w = carom.World(dim=3)
     w.add_body(position=x1, velocity=v1, mass=2.0, radius=0.3, restitution=0.6)
     w.add_body(position=x2, velocity=v2, mass=0.7, radius=0.45, restitution=0.6)

@@ -213,6 +213,20 @@ def _centripetal(c, ci, cj, cn, x, v):
     return max(vv - vn * vn, 0.0) / math.sqrt(dist2)
 
 
+@njit(cache=True)
+def _resting_forces(nc, ci, cj, cn, cw, sel, x, v, a, inv_mass, speed_tol, iterations, tol):
+    """Normal forces of the contacts among the first ``nc`` that have zero normal speed (resting
+    contact): accelerations ``a`` are updated in place. ``sel`` is scratch of length >= nc."""
+    nr = 0
+    for c in range(nc):
+        if abs(_approach_speed(c, ci, cj, cn, v)) <= speed_tol:
+            sel[nr] = c
+            nr += 1
+            cw[c, 2] = -_centripetal(c, ci, cj, cn, x, v)
+    if nr:
+        _solve_contacts(sel[:nr], ci, cj, cn, cw[:, 2], a, inv_mass, cw[:, 3], iterations, tol)
+
+
 # ---------------------------------------------------------------- the drift
 @njit(cache=True)
 def _drift(
@@ -293,14 +307,7 @@ def _drift(
                 slow = slow or u > speed_tol
         if slow:
             _solve_contacts(resting[:nr], ci, cj, cn, cw[:, 2], v, inv_mass, cw[:, 3], lcp_iterations, lcp_tol_v)
-        nr = 0
-        for c in range(nc):
-            if abs(_approach_speed(c, ci, cj, cn, v)) <= speed_tol:
-                resting[nr] = c
-                nr += 1
-                cw[c, 2] = -_centripetal(c, ci, cj, cn, x, v)
-        if nr:
-            _solve_contacts(resting[:nr], ci, cj, cn, cw[:, 2], a, inv_mass, cw[:, 3], lcp_iterations, lcp_tol_a)
+        _resting_forces(nc, ci, cj, cn, cw, resting, x, v, a, inv_mass, speed_tol, lcp_iterations, lcp_tol_a)
 
     # ---- predictions and the heap
     heap = np.empty(n, dtype=np.int64)
@@ -465,14 +472,7 @@ def _drift(
                 a[b, d] = a_smooth[b, d]
         if len(sel) < nc:
             sel = np.empty(len(ci), dtype=np.int64)
-        nr = 0
-        for c in range(nc):
-            if abs(_approach_speed(c, ci, cj, cn, v)) <= speed_tol:
-                sel[nr] = c
-                nr += 1
-                cw[c, 2] = -_centripetal(c, ci, cj, cn, x, v)
-        if nr:
-            _solve_contacts(sel[:nr], ci, cj, cn, cw[:, 2], a, w_free, cw[:, 3], lcp_iterations, lcp_tol_a)
+        _resting_forces(nc, ci, cj, cn, cw, sel, x, v, a, w_free, speed_tol, lcp_iterations, lcp_tol_a)
 
         # ---- re-predict what changed
         for q in range(n_cluster):
