@@ -66,7 +66,7 @@ def main(argv=None) -> None:
     budget = 2.0 if args.quick else args.budget
     print(f"carom benchmark on {platform.processor() or platform.machine()}, Python {platform.python_version()}, "
           f"{platform.system()}; one core per case\n")  # fmt: skip
-    print("| scene | n | steps | body-steps/s | impacts/s | µs/body-step | peak MB | energy drift |")
+    print("| scene | n | steps | body-steps/s | impacts/s | µs/body-step | peak MB | ΔE/E over the run |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for kind, sizes in (("gas", gas_sizes), ("pile", pile_sizes)):
         for n in sizes:
