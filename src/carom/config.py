@@ -35,6 +35,12 @@ class Config:
     #: a normal force. This ends the Zeno sequence of ever-smaller bounces of an inelastic ball, which
     #: otherwise has infinitely many impacts before t0 (1 + e) / (1 - e).
     resting_speed: float = 1e-3
+    #: Contacts closer than this fraction of the smaller radius (of the body's radius, for a wall) that
+    #: approach or separate slower than ``resting_speed`` form a step's *resting set*: one perfectly
+    #: inelastic velocity solve and one force solve over all of them at the start of the step, and no
+    #: events among them within it (a pile is held by forces, not by millions of micro-impacts). A slow
+    #: pair still this far apart keeps falling freely: its force only stops it closing by more than the gap.
+    resting_gap: float = 1e-4
     #: Approach speeds below this fraction of the largest speed in a contact cluster count as zero
     #: (round-off); applies for every e, including e = 1. Dimensionless.
     speed_tolerance: float = 1e-12
@@ -45,7 +51,7 @@ class Config:
     lcp_iterations: int = 500
     lcp_tolerance: float = 1e-13
     #: Sweeps of the end-of-step overlap projection (positions only; velocities are never changed).
-    projection_iterations: int = 50
+    projection_iterations: int = 200
     #: Impacts buffered inside a kernel before they are handed to Python (callbacks, logs).
     impact_log_capacity: int = 4096
     #: A body's sweep margin is this many times its displacement bound over a step (headroom for a speed

@@ -5,16 +5,31 @@ from the forces evaluated before anything moved (exact for uniform gravity; the 
 leapfrog otherwise), ``a_contact`` from resting-contact normal forces. The drift is an event-driven
 simulation over the step: each body keeps its state at its own last event time (advanced lazily, exactly),
 the earliest predicted contact of every body sits in an indexed binary heap, and the globally earliest
-one is processed next. At an event all contacts touching the bodies involved are gathered and solved in
-rounds (`carom.solver`), the bodies whose velocity changed gather their own touching contacts in turn,
-and only those bodies are re-predicted. A body that strays farther than the broad phase's sweep margin
-ends the drift early (status REBUILD) so that the caller can rebuild the candidate lists and continue.
+one is processed next. At an event the touching contacts of the bodies involved are gathered and solved
+in rounds (`carom.solver`), the bodies whose velocity changed gather their own contacts in turn, and only
+the bodies whose motion changed are re-predicted. A body that strays farther than the broad phase's
+sweep margin ends the drift early (status REBUILD) so that the caller can rebuild the candidate lists
+and continue.
 
-Resting contact: touching contacts with zero normal speed carry a normal force found by a complementarity
-problem on accelerations (normal acceleration of approach ``<= kappa`` with force ``>= 0``), globally at
-the start of a drift and for the bodies of each event after it. Approaches slower than ``resting_speed``
-with e < 1 are made perfectly inelastic and not counted as impacts: the Zeno sequence of an inelastic
-bouncing ball ends in resting contact after finitely many impacts.
+Resting contact (a Moreau-type step inside the event-driven one). At the start of a drift, the contacts
+that touch or are within ``Config.resting_gap`` and would meet no faster than the *resting speed* form
+the step's **resting set**. The resting speed is ``Config.resting_speed``, raised to ``dt |a_smooth|``
+for bodies that rest on something (they carried a contact force at the end of the last step): constant
+contact forces are only right to that speed within a step. Over the resting set, in order:
+
+1. one perfectly inelastic velocity solve: no contact may approach faster than its gap closes in the step;
+2. one force solve (a complementarity problem on accelerations, warm-started from the last step's forces):
+   each contact's gap stays >= 0 at the end of the step to second order, see `_contact_forces`;
+3. no events among resting contacts for the rest of the step: a pile is held by forces, not by a
+   million micro-impacts. Events still happen between everything else.
+
+An event whose impact reaches a resting contact faster than the resting speed solves it in its rounds
+(an impact propagates into a pile); slower ones are left to the forces. After each event the forces of
+the contacts gathered are taken off both bodies and solved again, both bodies free. What a step leaves
+deeper than ``resting_gap`` is removed by the position projection (`carom.world._project`), which never
+touches velocities. Approaches slower than the resting speed with e < 1 are made perfectly inelastic and
+not counted as impacts: the Zeno sequence of an inelastic bouncing ball ends in resting contact after
+finitely many impacts. A free body keeps the plain threshold, so its impacts stay exact.
 """
 
 from __future__ import annotations
@@ -26,7 +41,7 @@ from numba import njit
 
 from .config import ROUNDOFF
 from .narrowphase import _pair_contact_time, _wall_contact_time
-from .solver import _approach_speed, _pair_restitution, _solve_contacts
+from .solver import _apply_impulse, _approach_speed, _pair_restitution, _solve_contacts
 
 DONE = 0
 REBUILD = 1
@@ -84,8 +99,10 @@ def _advance(b, t, x, v, a, tb):
 
 
 @njit(cache=True)
-def _predict(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, speed_tol, dx, dv, da):
-    """Earliest contact of body i in [t, T]: (time, partner); partner < 0 is wall -1 - partner.
+def _predict(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, rest_wall, tol,
+             speed_tol, dx, dv, da):  # fmt: skip
+    """Earliest contact of body i in [t, T]: (time, partner); partner < 0 is wall -1 - partner. Contacts in
+    the step's resting set (``rest_pair`` by candidate entry, ``rest_wall``) have no events.
 
     Body i and its neighbours are first advanced to t, so that "touching" and "approaching" are decided
     on exactly the numbers the event itself will see."""
@@ -94,7 +111,7 @@ def _predict(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p
     _advance(i, t, x, v, a, tb)
     for m in range(start[i], start[i + 1]):
         j = nbrs[m]
-        if not active[j] or (inv_mass[i] == 0.0 and inv_mass[j] == 0.0):
+        if not active[j] or rest_pair[m] or (inv_mass[i] == 0.0 and inv_mass[j] == 0.0):
             continue
         _advance(j, t, x, v, a, tb)
         for d in range(x.shape[1]):
@@ -108,6 +125,8 @@ def _predict(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p
             partner = j
     if inv_mass[i] != 0.0:
         for k in range(wall_p.shape[0]):
+            if rest_wall[i, k]:
+                continue
             gap = -radius[i]
             ns = 0.0
             na = 0.0
@@ -122,35 +141,38 @@ def _predict(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p
     return best, partner
 
 
-@njit(cache=True)
-def _resting_speed(i, j, a, a_smooth, dt, resting_speed):
-    """Approach speed (m/s) below which contact i-j is resting: ``resting_speed``, raised to
-    ``dt (|a_c,i| + |a_c,j|)`` for bodies that carry resting-contact forces (``a_c = a - a_smooth``),
-    since those forces are held constant between events and are only right to that speed within a step.
-    Free bodies (a bouncing ball) keep the plain threshold, and exact impacts."""
-    ac = 0.0
-    for b in (i, j):
-        if b >= 0:
-            m = 0.0
-            for d in range(a.shape[1]):
-                m += (a[b, d] - a_smooth[b, d]) ** 2
-            ac += math.sqrt(m)
-    return max(resting_speed, dt * ac)
-
-
 # ---------------------------------------------------------------- contact lists
+# Columns of the per-contact work array: approach speed (m/s), restitution, solver target, impulse (N s) or
+# force (N), resting flag (1.0: in the step's resting set), gap (m; 0 while touching), force carried (N).
+APPROACH, RESTITUTION, TARGET, IMPULSE, RESTING, GAP, FORCE = 0, 1, 2, 3, 4, 5, 6
+
+
 @njit(cache=True)
-def _grow_contacts(ci, cj, cn, work):
-    cap = 2 * len(ci)
-    ci2 = np.empty(cap, dtype=np.int64)
-    cj2 = np.empty(cap, dtype=np.int64)
-    cn2 = np.empty((cap, cn.shape[1]))
-    work2 = np.empty((cap, work.shape[1]))
-    ci2[: len(ci)] = ci
-    cj2[: len(cj)] = cj
-    cn2[: len(ci)] = cn
-    work2[: len(ci)] = work
-    return ci2, cj2, cn2, work2
+def _add_contact(ci, cj, ck, cn, cw, nc, i, j, m, normal, gap, resting, force):
+    """Append contact i-j (``m``: its entry in i's candidate list, -1 for a wall), carrying ``force`` (N);
+    grows the arrays."""
+    if nc == len(ci):
+        cap = 2 * len(ci)
+        ci2 = np.empty(cap, dtype=np.int64)
+        cj2 = np.empty(cap, dtype=np.int64)
+        ck2 = np.empty(cap, dtype=np.int64)
+        cn2 = np.empty((cap, cn.shape[1]))
+        cw2 = np.empty((cap, cw.shape[1]))
+        ci2[:nc] = ci
+        cj2[:nc] = cj
+        ck2[:nc] = ck
+        cn2[:nc] = cn
+        cw2[:nc] = cw
+        ci, cj, ck, cn, cw = ci2, cj2, ck2, cn2, cw2
+    ci[nc] = i
+    cj[nc] = j
+    ck[nc] = m
+    for d in range(cn.shape[1]):
+        cn[nc, d] = normal[d]
+    cw[nc, RESTING] = 1.0 if resting else 0.0
+    cw[nc, GAP] = gap
+    cw[nc, FORCE] = force
+    return ci, cj, ck, cn, cw, nc + 1
 
 
 @njit(cache=True)
@@ -172,27 +194,48 @@ def _wall_slack(b, k, x, radius, wall_p, tol):
 
 
 @njit(cache=True)
-def _touching(b, j, x, radius, tol, normal_out):
-    """Whether bodies b and j (both at the same time) touch; writes the unit normal b -> j."""
+def _pair_gap(b, j, x, radius, tol, normal_out):
+    """Surface gap (m) of bodies b and j (both at the same time), 0 while they touch; writes the unit
+    normal b -> j. The touching test is the prediction's (`carom.narrowphase._pair_contact_time`)."""
     dist2 = 0.0
     for d in range(x.shape[1]):
         normal_out[d] = x[j, d] - x[b, d]
         dist2 += normal_out[d] * normal_out[d]
-    reach = radius[b] + radius[j] + _slack(b, j, x, radius, tol)
-    if dist2 > reach**2 or dist2 == 0.0:
-        return False
+    if dist2 == 0.0:
+        return INF
     dist = math.sqrt(dist2)
     for d in range(x.shape[1]):
         normal_out[d] /= dist
-    return True
+    s = radius[b] + radius[j]
+    if dist2 <= (s + _slack(b, j, x, radius, tol)) ** 2:
+        return 0.0
+    return dist - s
 
 
 @njit(cache=True)
-def _wall_touching(b, k, x, radius, wall_p, wall_n, tol):
+def _wall_gap(b, k, x, radius, wall_p, wall_n, tol):
+    """Surface gap (m) of body b from wall k, 0 while it touches."""
     gap = -radius[b]
     for d in range(x.shape[1]):
         gap += (x[b, d] - wall_p[k, d]) * wall_n[k, d]
-    return gap <= _wall_slack(b, k, x, radius, wall_p, tol)
+    return 0.0 if gap <= _wall_slack(b, k, x, radius, wall_p, tol) else gap
+
+
+@njit(cache=True)
+def _record(c, force, ci, cj, ck, cw, start, nbrs, rest_pair, f_pair, rest_wall, f_wall):
+    """Record whether contact c is in the resting set, and the force (N) it carries, for both bodies."""
+    i = ci[c]
+    j = cj[c]
+    flag = cw[c, RESTING] != 0.0
+    if j < 0:
+        rest_wall[i, -1 - j] = flag
+        f_wall[i, -1 - j] = force
+        return
+    lo = start[j]
+    mirror = lo + np.searchsorted(nbrs[lo : start[j + 1]], i)  # rows are sorted by id
+    for m in (ck[c], mirror):
+        rest_pair[m] = flag
+        f_pair[m] = force
 
 
 @njit(cache=True)
@@ -214,26 +257,107 @@ def _centripetal(c, ci, cj, cn, x, v):
 
 
 @njit(cache=True)
-def _resting_forces(nc, ci, cj, cn, cw, sel, x, v, a, inv_mass, speed_tol, iterations, tol):
-    """Normal forces of the contacts among the first ``nc`` that have zero normal speed (resting
-    contact): accelerations ``a`` are updated in place. ``sel`` is scratch of length >= nc."""
-    nr = 0
-    for c in range(nc):
-        if abs(_approach_speed(c, ci, cj, cn, v)) <= speed_tol:
-            sel[nr] = c
-            nr += 1
-            cw[c, 2] = -_centripetal(c, ci, cj, cn, x, v)
-    if nr:
-        _solve_contacts(sel[:nr], ci, cj, cn, cw[:, 2], a, inv_mass, cw[:, 3], iterations, tol)
+def _contact_forces(sel, ci, cj, cn, cw, x, v, a, inv_mass, h, iterations, tol, warm=False):
+    """Normal forces of the resting contacts ``sel`` for the h seconds left in the step, added to the
+    accelerations ``a`` (bodies of inverse mass 0 in ``inv_mass`` are held).
+
+    A contact of gap g (0 while touching) and approach speed u is a constraint on the normal acceleration
+    of approach, ``a_n <= kappa + |v_t|^2 / D`` (the last term: the gap a sliding pair opens by curvature),
+    force >= 0, complementary. ``kappa = 2 (g - u h) / h^2`` keeps the gap >= 0 at the end of the step;
+    it is raised to ``-u / h`` when that asks more than stopping the approach by then, so the force never
+    turns an approach into a separation: what closes within the step is left to the position projection.
+    A touching pair at rest has kappa = 0 (the gap does not start to close): exact resting contact. With
+    ``warm``, the forces in the IMPULSE column (already applied to ``a``) are the starting point."""
+    for c in sel:
+        u = _approach_speed(c, ci, cj, cn, v)
+        kappa = 0.0
+        if h > 0.0:
+            kappa = max(2.0 * (cw[c, GAP] - u * h) / (h * h), -max(u, 0.0) / h)
+        cw[c, TARGET] = -(kappa + _centripetal(c, ci, cj, cn, x, v))
+    return _solve_contacts(sel, ci, cj, cn, cw[:, TARGET], a, inv_mass, cw[:, IMPULSE], iterations, tol, warm)
+
+
+@njit(cache=True)
+def _rests(c, ci, cj, cn, cw, v, a_smooth, resting_speed):
+    """Whether contact c belongs in the resting set: left free, it would touch (or part) no faster than
+    ``resting_speed``, ``u^2 + 2 max(a_n, 0) g <= resting_speed^2`` for approach speed u, approach
+    acceleration a_n from the smooth forces and gap g. A ball hovering above a floor is thus admitted only
+    if it would land no faster than the speed below which its impact would be inelastic anyway."""
+    u = _approach_speed(c, ci, cj, cn, v)
+    a_n = _approach_speed(c, ci, cj, cn, a_smooth)
+    return u * u + 2.0 * max(a_n, 0.0) * cw[c, GAP] <= resting_speed * resting_speed
+
+
+@njit(cache=True)
+def _resting_speed(i, j, a, a_smooth, a_rest, dt, resting_speed):
+    """Approach speed (m/s) below which contact i-j is resting: ``resting_speed``, raised to
+    ``dt (|a_s,i| + |a_s,j|)`` (``a_s`` the smooth acceleration, gravity say) over the bodies that rest on
+    something (they carry a contact force now, ``a != a_s``, or did at the end of the last step,
+    ``a_rest > 0``): contact forces are held constant between events, so they are only right to about
+    the speed the smooth forces give in one step. Free bodies (a bouncing ball) keep the plain threshold,
+    and exact impacts."""
+    scale = 0.0
+    for b in (i, j):
+        if b >= 0:
+            resting = a_rest[b] > 0.0
+            s = 0.0
+            for d in range(a.shape[1]):
+                resting = resting or a[b, d] != a_smooth[b, d]
+                s += a_smooth[b, d] ** 2
+            if resting:
+                scale += math.sqrt(s)
+    return max(resting_speed, dt * scale)
+
+
+@njit(cache=True)
+def _expand(b, t, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p, wall_n, rest_wall,
+            f_wall, tol, merge, expanded, ci, cj, ck, cn, cw, nc, nrm):  # fmt: skip
+    """Add the contacts of body b (at time t) not yet gathered, touching or resting; mark b expanded."""
+    if not merge:
+        for m in range(start[b], start[b + 1]):
+            j = nbrs[m]
+            if not active[j] or expanded[j] or (inv_mass[b] == 0.0 and inv_mass[j] == 0.0):
+                continue
+            _advance(j, t, x, v, a, tb)
+            gap = _pair_gap(b, j, x, radius, tol, nrm)
+            if gap == 0.0 or rest_pair[m]:
+                ci, cj, ck, cn, cw, nc = _add_contact(ci, cj, ck, cn, cw, nc, b, j, m, nrm, gap, rest_pair[m],
+                                                      f_pair[m])  # fmt: skip
+    for k in range(wall_p.shape[0]):
+        gap = _wall_gap(b, k, x, radius, wall_p, wall_n, tol)
+        if gap == 0.0 or rest_wall[b, k]:
+            ci, cj, ck, cn, cw, nc = _add_contact(ci, cj, ck, cn, cw, nc, b, -1 - k, -1, -wall_n[k], gap,
+                                                  rest_wall[b, k], f_wall[b, k])  # fmt: skip
+    expanded[b] = True
+    return ci, cj, ck, cn, cw, nc
+
+
+@njit(cache=True)
+def _log_impact(log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, n_log, t, i, j, normal, impulse,
+                speed, e):  # fmt: skip
+    if n_log == len(log_time):
+        log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e = _grow_log(
+            log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e
+        )
+    log_time[n_log] = t
+    log_i[n_log] = i
+    log_j[n_log] = j
+    log_normal[n_log] = normal
+    log_impulse[n_log] = impulse
+    log_speed[n_log] = speed
+    log_e[n_log] = e
+    return log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, n_log + 1
 
 
 # ---------------------------------------------------------------- the drift
 @njit(cache=True)
 def _drift(
-    x, v, a_smooth, a, inv_mass, mass, radius, restitution, inv_inertia, active,
+    x, v, a_smooth, a, a_rest, force_keys, force_values, wall_force,
+    inv_mass, mass, radius, restitution, inv_inertia, active,
     start, nbrs, large, x_ref, margin,
     wall_p, wall_n, wall_e, rule, keys, values,
-    t0, T, tol, speed_tol, resting_speed, lcp_iterations, lcp_tol_v, lcp_tol_a, max_rounds, merge,
+    t0, T, tol, resting_gap, speed_tol, resting_speed, lcp_iterations, lcp_tol_v, rest_tol_v, rest_tol_a, max_rounds,
+    merge,
     log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, log_enabled,
 ):  # fmt: skip
     """Advance every active body from t0 to T (times relative to the step start).
@@ -242,14 +366,18 @@ def _drift(
     events processed).
     """
     n, dim = x.shape
+    n_wall = wall_p.shape[0]
     tb = np.full(n, t0)
     cnt = np.zeros(n, dtype=np.int64)
     ev_time = np.full(n, INF)
     ev_partner = np.full(n, NO_PARTNER, dtype=np.int64)
     ev_count = np.zeros(n, dtype=np.int64)
     expanded = np.zeros(n, dtype=np.bool_)
-    w_free = np.zeros(n)
     cluster = np.empty(n, dtype=np.int64)
+    rest_pair = np.zeros(len(nbrs), dtype=np.bool_)  # the resting set and its forces (N), by candidate entry
+    f_pair = np.zeros(len(nbrs))
+    rest_wall = np.zeros((n, n_wall), dtype=np.bool_)
+    f_wall = np.zeros((n, n_wall))
     dx = np.empty(dim)
     dv = np.empty(dim)
     da = np.empty(dim)
@@ -257,57 +385,72 @@ def _drift(
     cap = 64
     ci = np.empty(cap, dtype=np.int64)
     cj = np.empty(cap, dtype=np.int64)
+    ck = np.empty(cap, dtype=np.int64)
     cn = np.empty((cap, dim))
-    cw = np.empty((cap, 4))  # per contact: approach speed, restitution, target, impulse/force
+    cw = np.empty((cap, 7))
     sel = np.empty(cap, dtype=np.int64)
-    n_wall = wall_p.shape[0]
     impacts = 0
     n_log = 0
     capped = False
 
-    # ---- resting-contact forces over all touching, non-approaching contacts
+    # ---- the resting set: slow contacts, touching or within resting_gap; one inelastic velocity solve and
+    # one force solve over all of them, and no events among them in this step
     for b in range(n):
         for d in range(dim):
             a[b, d] = a_smooth[b, d]
+    h = T - t0
     nc = 0
     for b in range(n):
         if not active[b]:
             continue
-        for m in range(start[b], start[b + 1]):
-            j = nbrs[m]
-            if j > b and active[j] and (inv_mass[b] != 0.0 or inv_mass[j] != 0.0):
-                if _touching(b, j, x, radius, tol, nrm):
-                    if nc == len(ci):
-                        ci, cj, cn, cw = _grow_contacts(ci, cj, cn, cw)
-                    ci[nc] = b
-                    cj[nc] = j
-                    cn[nc] = nrm
-                    nc += 1
+        if not merge:
+            for m in range(start[b], start[b + 1]):
+                j = nbrs[m]
+                if j > b and active[j] and (inv_mass[b] != 0.0 or inv_mass[j] != 0.0):
+                    gap = _pair_gap(b, j, x, radius, tol, nrm)
+                    if gap <= resting_gap * min(radius[b], radius[j]):
+                        ci, cj, ck, cn, cw, nc = _add_contact(ci, cj, ck, cn, cw, nc, b, j, m, nrm, gap, False, 0.0)
         if inv_mass[b] != 0.0:
             for k in range(n_wall):
-                if _wall_touching(b, k, x, radius, wall_p, wall_n, tol):
-                    if nc == len(ci):
-                        ci, cj, cn, cw = _grow_contacts(ci, cj, cn, cw)
-                    ci[nc] = b
-                    cj[nc] = -1 - k
-                    cn[nc] = -wall_n[k]
-                    nc += 1
+                gap = _wall_gap(b, k, x, radius, wall_p, wall_n, tol)
+                if gap <= resting_gap * radius[b]:
+                    ci, cj, ck, cn, cw, nc = _add_contact(ci, cj, ck, cn, cw, nc, b, -1 - k, -1, -wall_n[k], gap,
+                                                          False, 0.0)  # fmt: skip
     if nc:
-        resting = np.empty(nc, dtype=np.int64)
-        # slow approaches at touching contacts: removed together, perfectly inelastic (faster ones are
-        # impacts, resolved exactly as events at t0)
-        nr = 0
+        sel = np.empty(nc, dtype=np.int64)
+        ns = 0
         slow = False
         for c in range(nc):
-            u = _approach_speed(c, ci, cj, cn, v)
-            if u <= _resting_speed(ci[c], cj[c], a, a_smooth, T, resting_speed):
-                resting[nr] = c
-                nr += 1
-                cw[c, 2] = 0.0
-                slow = slow or u > speed_tol
-        if slow:
-            _solve_contacts(resting[:nr], ci, cj, cn, cw[:, 2], v, inv_mass, cw[:, 3], lcp_iterations, lcp_tol_v)
-        _resting_forces(nc, ci, cj, cn, cw, resting, x, v, a, inv_mass, speed_tol, lcp_iterations, lcp_tol_a)
+            if _rests(c, ci, cj, cn, cw, v, a_smooth, _resting_speed(ci[c], cj[c], a, a_smooth, a_rest, T,
+                                                                     resting_speed)):  # fmt: skip
+                u = _approach_speed(c, ci, cj, cn, v)
+                cw[c, RESTING] = 1.0
+                sel[ns] = c
+                ns += 1
+                cw[c, TARGET] = -cw[c, GAP] / h
+                slow = slow or u > cw[c, GAP] / h + speed_tol
+        if slow:  # perfectly inelastic: approach no faster than the gap can take
+            _solve_contacts(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], lcp_iterations,
+                            rest_tol_v)  # fmt: skip
+        # warm start: each contact's force at the end of the last step (keys i * n + j, i < j)
+        for s in range(ns):
+            c = sel[s]
+            i, j = ci[c], cj[c]
+            f = 0.0
+            if j < 0:
+                f = wall_force[i, -1 - j]
+            elif len(force_keys):
+                key = i * n + j
+                k = np.searchsorted(force_keys, key)
+                if k < len(force_keys) and force_keys[k] == key:
+                    f = force_values[k]
+            cw[c, IMPULSE] = f
+            if f != 0.0:
+                _apply_impulse(c, f, ci, cj, cn, a, inv_mass)
+        _contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, h, lcp_iterations, rest_tol_a, True)
+        for s in range(ns):
+            c = sel[s]
+            _record(c, cw[c, IMPULSE], ci, cj, ck, cw, start, nbrs, rest_pair, f_pair, rest_wall, f_wall)
 
     # ---- predictions and the heap
     heap = np.empty(n, dtype=np.int64)
@@ -316,9 +459,9 @@ def _drift(
     for b in range(n):
         if active[b] and inv_mass[b] != 0.0:
             ev_time[b], ev_partner[b] = _predict(
-                b, t0, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, speed_tol,
-                dx, dv, da,
-            )
+                b, t0, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, rest_wall,
+                tol, speed_tol, dx, dv, da,
+            )  # fmt: skip
             heap[size] = b
             where[b] = size
             size += 1
@@ -340,9 +483,9 @@ def _drift(
         p = ev_partner[i]
         if p >= 0 and (ev_count[i] != cnt[p] or not active[p]):
             ev_time[i], ev_partner[i] = _predict(
-                i, t_now, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, speed_tol,
-                dx, dv, da,
-            )
+                i, t_now, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n,
+                rest_wall, tol, speed_tol, dx, dv, da,
+            )  # fmt: skip
             if ev_partner[i] >= 0 and ev_partner[i] != NO_PARTNER:
                 ev_count[i] = cnt[ev_partner[i]]
             _heap_fix(heap, where, size, ev_time, i)
@@ -354,9 +497,7 @@ def _drift(
         if merge and p >= 0:
             _advance(i, t_now, x, v, a, tb)
             _advance(p, t_now, x, v, a, tb)
-            if _touching(i, p, x, radius, tol, nrm):
-                s = min(i, p)
-                o = max(i, p)
+            if _pair_gap(i, p, x, radius, tol, nrm) == 0.0:
                 u = 0.0
                 for d in range(dim):
                     u += (v[i, d] - v[p, d]) * nrm[d]
@@ -364,35 +505,25 @@ def _drift(
                 if inv_mass[i] + inv_mass[p] > 0.0:
                     mu = 1.0 / (inv_mass[i] + inv_mass[p])
                 if log_enabled:
-                    if n_log == len(log_time):
-                        log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e = _grow_log(
-                            log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e
-                        )
-                    log_time[n_log] = t_now
-                    log_i[n_log] = i
-                    log_j[n_log] = p
-                    log_normal[n_log] = nrm
-                    log_impulse[n_log] = mu * max(u, 0.0)
-                    log_speed[n_log] = u
-                    log_e[n_log] = 0.0
-                    n_log += 1
+                    log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, n_log = _log_impact(
+                        log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, n_log,
+                        t_now, i, p, nrm, mu * max(u, 0.0), u, 0.0,
+                    )  # fmt: skip
                 impacts += 1
-                _merge(s, o, x, v, a_smooth, inv_mass, mass, radius, inv_inertia, active, dim)
+                _merge(min(i, p), max(i, p), x, v, a_smooth, inv_mass, mass, radius, inv_inertia, active, dim)
                 status = REBUILD
                 break
 
-        # ---- gather the touching contacts of the bodies involved, solve in rounds
+        # ---- gather the contacts of the bodies involved, solve the touching ones in rounds
         nc = 0
         n_cluster = 0
-        todo_first = i
-        todo_second = p if (p >= 0 and inv_mass[p] != 0.0) else -1
-        for b in (todo_first, todo_second):
+        for b in (i, p if (p >= 0 and inv_mass[p] != 0.0) else -1):
             if b < 0:
                 continue
             _advance(b, t_now, x, v, a, tb)
-            nc, ci, cj, cn, cw = _expand(
-                b, t_now, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, merge,
-                expanded, ci, cj, cn, cw, nc, nrm,
+            ci, cj, ck, cn, cw, nc = _expand(
+                b, t_now, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p, wall_n,
+                rest_wall, f_wall, tol, merge, expanded, ci, cj, ck, cn, cw, nc, nrm,
             )  # fmt: skip
             cluster[n_cluster] = b
             n_cluster += 1
@@ -400,13 +531,17 @@ def _drift(
         while True:
             if len(sel) < nc:
                 sel = np.empty(len(ci), dtype=np.int64)
+            # A round: the touching contacts that approach, except resting ones approaching slower than the
+            # resting speed (their forces take care of them: an impulse must not run through a whole pile).
             ns = 0
             for c in range(nc):
                 u = _approach_speed(c, ci, cj, cn, v)
-                if u > speed_tol:
+                if u > speed_tol and cw[c, GAP] == 0.0 and (
+                    cw[c, RESTING] == 0.0 or u > _resting_speed(ci[c], cj[c], a, a_smooth, a_rest, T, resting_speed)
+                ):
                     sel[ns] = c
                     ns += 1
-                    cw[c, 0] = u
+                    cw[c, APPROACH] = u
             if ns == 0:
                 break
             rounds += 1
@@ -416,46 +551,36 @@ def _drift(
             for s in range(ns):
                 c = sel[s]
                 e = _pair_restitution(ci[c], cj[c], restitution, wall_e, rule, keys, values)
-                if e < 1.0 and cw[c, 0] <= _resting_speed(ci[c], cj[c], a, a_smooth, T, resting_speed):
+                if e < 1.0 and cw[c, APPROACH] <= _resting_speed(ci[c], cj[c], a, a_smooth, a_rest, T, resting_speed):
                     e = 0.0
-                cw[c, 1] = e
-                cw[c, 2] = e * cw[c, 0]
+                cw[c, RESTITUTION] = e
+                cw[c, TARGET] = e * cw[c, APPROACH]
                 resting_only = resting_only and e == 0.0
             if resting_only or capped_now:
-                # Resting contact (or too many rounds): every gathered contact at once, perfectly
-                # inelastic. Sequential rounds would shrink such approaches only geometrically.
-                for c in range(nc):
-                    sel[c] = c
-                    cw[c, 0] = _approach_speed(c, ci, cj, cn, v)
-                    cw[c, 1] = 0.0
-                    cw[c, 2] = 0.0
-                ns = nc
-            _solve_contacts(sel[:ns], ci, cj, cn, cw[:, 2], v, inv_mass, cw[:, 3], lcp_iterations, lcp_tol_v)
+                # Resting contact (or too many rounds): every touching contact that is not already resting
+                # at once, perfectly inelastic. Sequential rounds would shrink such approaches only
+                # geometrically.
+                ns = _inelastic_selection(sel, ci, cj, cn, cw, v, a, a_smooth, a_rest, T, resting_speed, nc)
+            _solve_contacts(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], lcp_iterations,
+                            lcp_tol_v)  # fmt: skip
             for s in range(ns):
                 c = sel[s]
-                if cw[c, 3] <= 0.0:
+                if cw[c, IMPULSE] <= 0.0:
                     continue
                 e_pair = _pair_restitution(ci[c], cj[c], restitution, wall_e, rule, keys, values)
-                if e_pair == 1.0 or cw[c, 0] > _resting_speed(ci[c], cj[c], a, a_smooth, T, resting_speed):
+                v_rest = _resting_speed(ci[c], cj[c], a, a_smooth, a_rest, T, resting_speed)
+                if e_pair == 1.0 or cw[c, APPROACH] > v_rest:
                     impacts += 1
                     if log_enabled:
-                        if n_log == len(log_time):
-                            log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e = _grow_log(
-                                log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e
-                            )
-                        log_time[n_log] = t_now
-                        log_i[n_log] = ci[c]
-                        log_j[n_log] = cj[c]
-                        log_normal[n_log] = cn[c]
-                        log_impulse[n_log] = cw[c, 3]
-                        log_speed[n_log] = cw[c, 0]
-                        log_e[n_log] = cw[c, 1]
-                        n_log += 1
+                        log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, n_log = _log_impact(
+                            log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, n_log,
+                            t_now, ci[c], cj[c], cn[c], cw[c, IMPULSE], cw[c, APPROACH], cw[c, RESTITUTION],
+                        )  # fmt: skip
                 for b in (ci[c], cj[c]):
                     if b >= 0 and inv_mass[b] != 0.0 and not expanded[b]:
-                        nc, ci, cj, cn, cw = _expand(
-                            b, t_now, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol,
-                            merge, expanded, ci, cj, cn, cw, nc, nrm,
+                        ci, cj, ck, cn, cw, nc = _expand(
+                            b, t_now, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p,
+                            wall_n, rest_wall, f_wall, tol, merge, expanded, ci, cj, ck, cn, cw, nc, nrm,
                         )  # fmt: skip
                         cluster[n_cluster] = b
                         n_cluster += 1
@@ -464,20 +589,33 @@ def _drift(
                             grown[:ns] = sel[:ns]
                             sel = grown
 
-        # ---- resting-contact forces of the bodies involved (their neighbours held as they are)
-        for q in range(n_cluster):
-            b = cluster[q]
-            w_free[b] = inv_mass[b]
-            for d in range(dim):
-                a[b, d] = a_smooth[b, d]
+        # ---- the resting set and its forces around the bodies involved: the forces their contacts carried
+        # are taken off both bodies and solved anew with both free (neighbours' other contacts as they are)
         if len(sel) < nc:
             sel = np.empty(len(ci), dtype=np.int64)
-        _resting_forces(nc, ci, cj, cn, cw, sel, x, v, a, w_free, speed_tol, lcp_iterations, lcp_tol_a)
+        ns = 0
+        for c in range(nc):
+            rests = _rests(c, ci, cj, cn, cw, v, a_smooth,
+                           _resting_speed(ci[c], cj[c], a, a_smooth, a_rest, T, resting_speed))  # fmt: skip
+            cw[c, RESTING] = 1.0 if rests else 0.0
+            if cw[c, FORCE] != 0.0:
+                _apply_impulse(c, -cw[c, FORCE], ci, cj, cn, a, inv_mass)
+            if rests:
+                sel[ns] = c
+                ns += 1
+        _contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, T - t_now, lcp_iterations, rest_tol_a)
+        for c in range(nc):
+            _record(c, cw[c, IMPULSE] if cw[c, RESTING] != 0.0 else 0.0, ci, cj, ck, cw, start, nbrs, rest_pair,
+                    f_pair, rest_wall, f_wall)  # fmt: skip
+            for b in (ci[c], cj[c]):  # every body whose acceleration changed is re-predicted
+                if b >= 0 and inv_mass[b] != 0.0 and not expanded[b]:
+                    expanded[b] = True
+                    cluster[n_cluster] = b
+                    n_cluster += 1
 
         # ---- re-predict what changed
         for q in range(n_cluster):
             b = cluster[q]
-            w_free[b] = 0.0
             expanded[b] = False
             cnt[b] += 1
         stray = False
@@ -495,9 +633,9 @@ def _drift(
                 if math.sqrt(off) + math.sqrt(vv) * h + 0.5 * math.sqrt(aa) * h * h > margin:
                     stray = True
             ev_time[b], ev_partner[b] = _predict(
-                b, t_now, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, speed_tol,
-                dx, dv, da,
-            )
+                b, t_now, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n,
+                rest_wall, tol, speed_tol, dx, dv, da,
+            )  # fmt: skip
             q_partner = ev_partner[b]
             if q_partner >= 0 and q_partner != NO_PARTNER:
                 ev_count[b] = cnt[q_partner]
@@ -515,40 +653,44 @@ def _drift(
     for b in range(n):
         if active[b]:
             _advance(b, t_end, x, v, a, tb)
+    # the forces carried at the end, for the next step's warm start
+    wall_force[:] = f_wall
+    nk = 0
+    for b in range(n):
+        for m in range(start[b], start[b + 1]):
+            if nbrs[m] > b and f_pair[m] != 0.0:
+                nk += 1
+    force_keys = np.empty(nk, dtype=np.int64)
+    force_values = np.empty(nk)
+    nk = 0
+    for b in range(n):
+        for m in range(start[b], start[b + 1]):
+            if nbrs[m] > b and f_pair[m] != 0.0:
+                force_keys[nk] = b * n + nbrs[m]
+                force_values[nk] = f_pair[m]
+                nk += 1
     return (
         t_end, status, impacts, n_log,
-        log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, capped, events,
+        log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, capped, events, force_keys, force_values,
     )  # fmt: skip
 
 
 @njit(cache=True)
-def _expand(b, t, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, merge,
-            expanded, ci, cj, cn, cw, nc, nrm):  # fmt: skip
-    """Add every touching contact of body b (at time t) not yet gathered; mark b expanded."""
-    for m in range(start[b], start[b + 1]):
-        j = nbrs[m]
-        if not active[j] or expanded[j] or (inv_mass[b] == 0.0 and inv_mass[j] == 0.0):
+def _inelastic_selection(sel, ci, cj, cn, cw, v, a, a_smooth, a_rest, T, resting_speed, nc):
+    """Select, for one perfectly inelastic solve, every touching contact except resting ones approaching
+    slower than their resting speed; returns how many."""
+    ns = 0
+    for c in range(nc):
+        if cw[c, GAP] != 0.0:
             continue
-        if merge:
-            continue
-        _advance(j, t, x, v, a, tb)
-        if _touching(b, j, x, radius, tol, nrm):
-            if nc == len(ci):
-                ci, cj, cn, cw = _grow_contacts(ci, cj, cn, cw)
-            ci[nc] = b
-            cj[nc] = j
-            cn[nc] = nrm
-            nc += 1
-    for k in range(wall_p.shape[0]):
-        if _wall_touching(b, k, x, radius, wall_p, wall_n, tol):
-            if nc == len(ci):
-                ci, cj, cn, cw = _grow_contacts(ci, cj, cn, cw)
-            ci[nc] = b
-            cj[nc] = -1 - k
-            cn[nc] = -wall_n[k]
-            nc += 1
-    expanded[b] = True
-    return nc, ci, cj, cn, cw
+        u = _approach_speed(c, ci, cj, cn, v)
+        if cw[c, RESTING] == 0.0 or u > _resting_speed(ci[c], cj[c], a, a_smooth, a_rest, T, resting_speed):
+            sel[ns] = c
+            ns += 1
+            cw[c, APPROACH] = u
+            cw[c, RESTITUTION] = 0.0
+            cw[c, TARGET] = 0.0
+    return ns
 
 
 @njit(cache=True)
@@ -600,3 +742,4 @@ def _merge(s, o, x, v, a_smooth, inv_mass, mass, radius, inv_inertia, active, di
     factor = 0.4 if dim == 3 else 0.5
     inv_inertia[s] = inv_mass[s] / (factor * radius[s] ** 2)
     active[o] = False
+

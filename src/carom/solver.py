@@ -101,7 +101,7 @@ def _apply_impulse(c, p, ci, cj, normal, velocity, inv_mass):
 
 
 @njit(cache=True)
-def _solve_contacts(active, ci, cj, normal, target, rate, inv_mass, out, iterations, tol):
+def _solve_contacts(active, ci, cj, normal, target, rate, inv_mass, out, iterations, tol, warm=False):
     """Projected Gauss–Seidel over the contacts listed in ``active``; ``rate`` is updated in place.
 
     Velocity level (``rate`` = velocities, ``out`` = impulses in N s): finds ``out[c] >= 0`` such that
@@ -114,10 +114,12 @@ def _solve_contacts(active, ci, cj, normal, target, rate, inv_mass, out, iterati
     acceleration of approach is then ``<= kappa`` (the gap does not start to close) and ``out > 0`` only
     where it is exactly kappa.
 
-    ``tol`` (units of ``rate``) bounds the last sweep's largest change. Returns the sweeps used.
+    ``tol`` (units of ``rate``) bounds the last sweep's largest change. Returns the sweeps used. With
+    ``warm``, the sweeps start from the values in ``out``, already applied to ``rate`` (a warm start).
     """
-    for c in active:
-        out[c] = 0.0
+    if not warm:
+        for c in active:
+            out[c] = 0.0
     for sweep in range(iterations):
         worst = 0.0
         for c in active:

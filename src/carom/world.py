@@ -8,8 +8,9 @@ One step of length dt (kick-drift-kick leapfrog, written as velocity Verlet):
    ``a = a0 + a_contact`` (resting-contact forces), and every impact is resolved at the instant it
    happens, contacts touching at that instant solved together in rounds (`carom.integrate`). Uniform
    gravity is thus integrated exactly, whatever dt.
-3. **projection** — overlaps beyond the contact tolerance (left by resting contacts whose geometry changed
-   within the step) are removed by moving positions only: velocities, hence kinetic energy, are untouched.
+3. **projection** — overlaps deeper than ``Config.resting_gap`` (left by resting contacts, whose forces
+   are held constant within the step) are removed by moving positions only: velocities, hence kinetic
+   energy, are untouched.
 4. **kick** — forces at the new state ``a1``; ``v += (a1 - a0) dt / 2`` (leapfrog). For uniform gravity
    ``a1 = a0`` and the step is exact; for other forces the scheme is symplectic and second order.
    ``integrator="euler"`` skips this kick (first order: forces held at their start-of-step value).
@@ -26,9 +27,9 @@ from numba import njit
 from . import broadphase
 from .config import DEFAULT, INTEGRATORS, Config
 from .forces import Force
-from .integrate import REBUILD, _drift, _slack, _wall_slack
+from .integrate import REBUILD, _drift
 from .model import Model, _number
-from .solver import RULE_CODES
+from .solver import RULE_CODES, _solve_contacts
 
 
 class ContactWarning(UserWarning):
@@ -62,6 +63,12 @@ class World(Model):
         self.integrator = integrator
         self.forces: list[Force] = []
         self._a0: np.ndarray | None = None
+        #: |contact acceleration| (m/s^2) of every body at the end of the last step: which bodies were resting.
+        self._a_rest = np.zeros(0)
+        #: Resting-contact forces (N) at the end of the last step, the next step's warm start: pairs by key
+        #: ``i * n + j`` (i < j, sorted), and a (n, walls) array.
+        self._pair_force = (np.zeros(0, dtype=np.int64), np.zeros(0))
+        self._wall_force = np.zeros((0, 0))
         #: Events processed by the drift (impacts, resting contacts made, predictions that came to nothing).
         self.event_count = 0
         self._log = _empty_log(dim, config.impact_log_capacity)
@@ -77,6 +84,9 @@ class World(Model):
 
     def _bodies_changed(self) -> None:
         self._a0 = None
+        self._a_rest = np.resize(self._a_rest, self.n_bodies)
+        self._a_rest[self.n_bodies :] = 0.0
+        self._pair_force = (np.zeros(0, dtype=np.int64), np.zeros(0))
 
     # ----------------------------------------------------------------- stepping
     def step(self, dt: float) -> None:
@@ -122,6 +132,8 @@ class World(Model):
         a0 = self._a0 if self._a0 is not None else self._smooth_accel(self.time)
         a_smooth = a0.copy()  # merges inside the drift rewrite rows of this copy
         a_total = np.empty_like(a0)
+        if self._wall_force.shape != (n, self.walls.n):
+            self._wall_force = np.zeros((n, self.walls.n))
         cfg = self.config
         keys, values = self.pair_restitution_arrays()
         live = self._movable()
@@ -130,6 +142,8 @@ class World(Model):
         v_scale = max(v_scale, a_scale * dt)
         a_scale = max(a_scale, v_scale / dt)
         speed_tol = cfg.speed_tolerance * v_scale
+        # resting contacts are held to within resting_gap of the smallest radius: their solves stop there
+        slop = cfg.resting_gap * float(b.radius[:n][live].min(initial=np.inf) if live.any() else 0.0)
         log_enabled = bool(self._impact_callbacks)
         x, v = b.position[:n], b.velocity[:n]
         t_sub = 0.0
@@ -140,11 +154,13 @@ class World(Model):
             motion += cfg.contact_tolerance * b.radius[:n]
             start, nbrs, margin, large = broadphase.candidates(x, b.radius[:n], b.active[:n], motion, cfg.sweep_safety)
             out = _drift(
-                x, v, a_smooth, a_total, b.inv_mass[:n], b.mass[:n], b.radius[:n], b.restitution[:n],
-                b.inv_inertia[:n], b.active[:n], start, nbrs, large, x.copy(), margin,
+                x, v, a_smooth, a_total, self._a_rest, *self._pair_force, self._wall_force,
+                b.inv_mass[:n], b.mass[:n], b.radius[:n], b.restitution[:n], b.inv_inertia[:n], b.active[:n],
+                start, nbrs, large, x.copy(), margin,
                 self.walls.point, self.walls.normal, self.walls.restitution, RULE_CODES[self.restitution_rule],
-                keys, values, t_sub, dt, cfg.contact_tolerance, speed_tol, cfg.resting_speed, cfg.lcp_iterations,
-                cfg.lcp_tolerance * v_scale, cfg.lcp_tolerance * a_scale, cfg.max_rounds, self.impact_mode == "merge",
+                keys, values, t_sub, dt, cfg.contact_tolerance, cfg.resting_gap, speed_tol, cfg.resting_speed,
+                cfg.lcp_iterations, cfg.lcp_tolerance * v_scale, slop / dt, 2.0 * slop / dt**2, cfg.max_rounds,
+                self.impact_mode == "merge",
                 *self._log.values(), log_enabled,
             )  # fmt: skip
             t_sub, status, impacts, n_log = out[:4]
@@ -152,6 +168,7 @@ class World(Model):
             capped = capped or out[11]
             self.collision_count += int(impacts)
             self.event_count += int(out[12])
+            self._pair_force = out[13:15]
             if n_log:
                 shifted = dict(self._log)
                 shifted["time"] = self._log["time"][:n_log] + self.time
@@ -166,7 +183,7 @@ class World(Model):
                 stacklevel=3,
             )
         _project(x, b.inv_mass[:n], b.radius[:n], b.active[:n], start, nbrs, self.walls.point, self.walls.normal,
-                 cfg.contact_tolerance, cfg.projection_iterations)  # fmt: skip
+                 max(cfg.contact_tolerance, cfg.resting_gap), cfg.projection_iterations)  # fmt: skip
         if self.integrator == "leapfrog" and self.forces:
             a1 = self._smooth_accel(self.time + dt)
             v += 0.5 * dt * (a1 - a_smooth)
@@ -185,16 +202,29 @@ class World(Model):
             "event_count": self.event_count,
             # the forces at the start of the next step (leapfrog reuses the last step's end-of-step value)
             "smooth_acceleration": self._a0.copy(),
+            # which bodies rested on others at the end of the last step (the next step's resting set)
+            "contact_acceleration": self._a_rest.copy(),
+            # resting-contact forces, the warm start of the next step's contact solve
+            "pair_force_keys": self._pair_force[0].copy(),
+            "pair_force": self._pair_force[1].copy(),
+            "wall_force": self._wall_force.copy(),
             **self.bodies.snapshot(),
         }
 
     def set_state(self, state: dict) -> None:
         """Restore a state from `get_state` (same scene: walls and forces are not part of it)."""
-        scalars = ("time", "collision_count", "event_count", "smooth_acceleration")
+        scalars = ("time", "collision_count", "event_count", "smooth_acceleration", "contact_acceleration",
+                   "pair_force_keys", "pair_force", "wall_force")  # fmt: skip
         self.bodies.restore({k: np.asarray(v) for k, v in state.items() if k not in scalars})
         self.time = float(state["time"])
         self.collision_count = int(state["collision_count"])
         self.event_count = int(state.get("event_count", 0))
+        n = self.n_bodies
+        self._a_rest = np.array(state.get("contact_acceleration", np.zeros(n)), dtype=float)
+        self._pair_force = (np.array(state.get("pair_force_keys", np.zeros(0)), dtype=np.int64),
+                            np.array(state.get("pair_force", np.zeros(0)), dtype=float))  # fmt: skip
+        self._wall_force = np.array(state.get("wall_force", np.zeros((n, self.walls.n))), dtype=float)
+        self._wall_force = self._wall_force.reshape(n, self.walls.n)
         a0 = state.get("smooth_acceleration")
         self._a0 = None if a0 is None else np.array(a0, dtype=float).reshape(self.n_bodies, self.dim)
 
@@ -212,54 +242,84 @@ def _empty_log(dim: int, capacity: int) -> dict[str, np.ndarray]:
 
 
 @njit(cache=True)
-def _project(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, tol, iterations):
-    """Remove overlaps deeper than the contact tolerance by moving positions along contact normals,
-    shared in inverse proportion to mass (Jacobi sweeps, averaged per body). Velocities are untouched."""
+def _project(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, iterations):
+    """Remove overlaps deeper than ``slop`` (a fraction of the smaller radius; of the radius for a wall) by
+    the smallest mass-weighted displacement of the positions that leaves every overlap at most half of
+    it: the complementarity problem of `carom.solver._solve_contacts`, on displacements instead of
+    velocities (unique, so independent of body order). Velocities, hence kinetic energy, are untouched."""
     n, dim = x.shape
-    shift = np.zeros((n, dim))
-    count = np.zeros(n)
-    for _ in range(iterations):
-        shift[:] = 0.0
-        count[:] = 0.0
-        worst = 0.0
-        for i in range(n):
-            if not active[i]:
+    deep = False
+    nc = 0
+    cap = 64
+    ci = np.empty(cap, dtype=np.int64)
+    cj = np.empty(cap, dtype=np.int64)
+    cn = np.empty((cap, dim))
+    target = np.empty(cap)
+    for i in range(n):
+        if not active[i]:
+            continue
+        for m in range(start[i], start[i + 1]):
+            j = nbrs[m]
+            if j <= i or not active[j] or inv_mass[i] + inv_mass[j] == 0.0:
                 continue
-            for m in range(start[i], start[i + 1]):
-                j = nbrs[m]
-                if j <= i or not active[j]:
-                    continue
-                w = inv_mass[i] + inv_mass[j]
-                if w == 0.0:
-                    continue
-                s = radius[i] + radius[j]
-                dist2 = 0.0
+            allowed = 0.5 * slop * min(radius[i], radius[j])
+            dist2 = 0.0
+            for d in range(dim):
+                dist2 += (x[j, d] - x[i, d]) ** 2
+            if dist2 == 0.0 or dist2 >= (radius[i] + radius[j] + 2.0 * allowed) ** 2:
+                continue
+            dist = math.sqrt(dist2)
+            gap = dist - radius[i] - radius[j]
+            deep = deep or gap < -2.0 * allowed
+            if nc == cap:
+                ci, cj, cn, target = _grown(ci, cj, cn, target)
+                cap = len(ci)
+            ci[nc] = i
+            cj[nc] = j
+            for d in range(dim):
+                cn[nc, d] = (x[j, d] - x[i, d]) / dist
+            target[nc] = -(gap + allowed)
+            nc += 1
+        if inv_mass[i] != 0.0:
+            allowed = 0.5 * slop * radius[i]
+            for k in range(wall_p.shape[0]):
+                gap = -radius[i]
                 for d in range(dim):
-                    dist2 += (x[j, d] - x[i, d]) ** 2
-                if dist2 >= (s - _slack(i, j, x, radius, tol)) ** 2 or dist2 == 0.0:
+                    gap += (x[i, d] - wall_p[k, d]) * wall_n[k, d]
+                if gap >= 2.0 * allowed:
                     continue
-                dist = math.sqrt(dist2)
-                depth = s - dist
-                worst = max(worst, depth / s)
+                deep = deep or gap < -2.0 * allowed
+                if nc == cap:
+                    ci, cj, cn, target = _grown(ci, cj, cn, target)
+                    cap = len(ci)
+                ci[nc] = i
+                cj[nc] = -1 - k
                 for d in range(dim):
-                    nd = (x[j, d] - x[i, d]) / dist
-                    shift[i, d] -= depth * inv_mass[i] / w * nd
-                    shift[j, d] += depth * inv_mass[j] / w * nd
-                count[i] += 1.0
-                count[j] += 1.0
-            if inv_mass[i] != 0.0:
-                for k in range(wall_p.shape[0]):
-                    gap = -radius[i]
-                    for d in range(dim):
-                        gap += (x[i, d] - wall_p[k, d]) * wall_n[k, d]
-                    if gap < -_wall_slack(i, k, x, radius, wall_p, tol):
-                        worst = max(worst, -gap / radius[i])
-                        for d in range(dim):
-                            shift[i, d] -= gap * wall_n[k, d]
-                        count[i] += 1.0
-        if worst == 0.0:
-            return
-        for i in range(n):
-            if count[i] > 0.0:
-                for d in range(dim):
-                    x[i, d] += shift[i, d] / count[i]
+                    cn[nc, d] = -wall_n[k, d]
+                target[nc] = -(gap + allowed)
+                nc += 1
+    if not deep:
+        return
+    shift = np.zeros((n, dim))
+    r_min = np.inf
+    for i in range(n):
+        if active[i]:
+            r_min = min(r_min, radius[i])
+    _solve_contacts(np.arange(nc), ci, cj, cn, target, shift, inv_mass, np.empty(nc), iterations, 0.05 * slop * r_min)
+    for i in range(n):
+        for d in range(dim):
+            x[i, d] += shift[i, d]
+
+
+@njit(cache=True)
+def _grown(ci, cj, cn, target):
+    cap = 2 * len(ci)
+    ci2 = np.empty(cap, dtype=np.int64)
+    cj2 = np.empty(cap, dtype=np.int64)
+    cn2 = np.empty((cap, cn.shape[1]))
+    t2 = np.empty(cap)
+    ci2[: len(ci)] = ci
+    cj2[: len(ci)] = cj
+    cn2[: len(ci)] = cn
+    t2[: len(ci)] = target
+    return ci2, cj2, cn2, t2
