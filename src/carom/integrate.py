@@ -4,11 +4,12 @@ Within a step each body moves with a constant acceleration ``a = a_smooth + a_co
 from the forces evaluated before anything moved (exact for uniform gravity; the drift of kick-drift-kick
 leapfrog otherwise), ``a_contact`` from resting-contact normal forces. The drift is an event-driven
 simulation over the step: each body keeps its state at its own last event time (advanced lazily, exactly),
-the earliest predicted contact of every body sits in an indexed binary heap, and the globally earliest
-one is processed next. At an event all contacts touching the bodies involved are gathered and solved in
-rounds (`carom.solver`), the bodies whose velocity changed gather their own touching contacts in turn,
-and only those bodies are re-predicted. A body that strays farther than the broad phase's sweep margin
-ends the drift early (status REBUILD) so that the caller can rebuild the candidate lists and continue.
+the earliest predicted contact of every body that has one within the step sits in an indexed binary heap,
+and the globally earliest one is processed next (ties in body id order). At an event all contacts
+touching the bodies involved are gathered and solved in rounds (`carom.solver`), the bodies whose
+velocity changed gather their own touching contacts in turn, and only those bodies are re-predicted. A
+body that strays farther than the broad phase's sweep margin ends the drift early (status REBUILD) so that
+the caller can rebuild the candidate lists and continue.
 
 Resting contact: touching contacts with zero normal speed carry a normal force found by a complementarity
 problem on accelerations (normal acceleration of approach ``<= kappa`` with force ``>= 0``), globally at
@@ -25,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from .config import ROUNDOFF
-from .narrowphase import _pair_contact_time, _wall_contact_time
+from .narrowphase import _out_of_reach, _pair_contact_time, _wall_contact_time
 from .solver import _approach_speed, _pair_restitution, _solve_contacts
 
 DONE = 0
@@ -34,56 +35,123 @@ INF = math.inf
 NO_PARTNER = np.iinfo(np.int64).max
 
 
-# ---------------------------------------------------------------- indexed binary min-heap on ev_time
-@njit(cache=True)
-def _heap_swap(heap, where, p, q):
-    heap[p], heap[q] = heap[q], heap[p]
-    where[heap[p]] = p
-    where[heap[q]] = q
+# ---------------------------------------------------------------- indexed binary min-heap of event times
+# Only bodies with an event within the step are in it (a few per cent of a gas), and each entry holds its
+# time beside its body, so that sifting reads two small arrays instead of event times all over memory.
+# Entries are ordered by time, then body id: the order of events does not depend on the heap's history.
+@njit(cache=True, inline="always")
+def _before(heap_t, heap_b, p, q):
+    """Whether heap entry p comes before entry q."""
+    return heap_t[p] < heap_t[q] or (heap_t[p] == heap_t[q] and heap_b[p] < heap_b[q])
+
+
+@njit(cache=True, inline="always")
+def _heap_swap(heap_t, heap_b, where, p, q):
+    heap_t[p], heap_t[q] = heap_t[q], heap_t[p]
+    heap_b[p], heap_b[q] = heap_b[q], heap_b[p]
+    where[heap_b[p]] = p
+    where[heap_b[q]] = q
 
 
 @njit(cache=True)
-def _sift_down(heap, where, size, key, p):
+def _sift(heap_t, heap_b, where, size, p):
+    """Move entry p, the only one out of order, up or down to its place."""
+    while p > 0 and _before(heap_t, heap_b, p, (p - 1) >> 1):
+        _heap_swap(heap_t, heap_b, where, p, (p - 1) >> 1)
+        p = (p - 1) >> 1
+    _sift_down(heap_t, heap_b, where, size, p)
+
+
+@njit(cache=True)
+def _sift_down(heap_t, heap_b, where, size, p):
+    """Move entry p down to its place below."""
     while True:
-        left = 2 * p + 1
-        smallest = p
-        if left < size and key[heap[left]] < key[heap[smallest]]:
-            smallest = left
-        if left + 1 < size and key[heap[left + 1]] < key[heap[smallest]]:
-            smallest = left + 1
-        if smallest == p:
+        first = p
+        for child in (2 * p + 1, 2 * p + 2):
+            if child < size and _before(heap_t, heap_b, child, first):
+                first = child
+        if first == p:
             return
-        _heap_swap(heap, where, p, smallest)
-        p = smallest
+        _heap_swap(heap_t, heap_b, where, p, first)
+        p = first
 
 
 @njit(cache=True)
-def _heap_fix(heap, where, size, key, body):
-    """Restore heap order after ``key[body]`` changed."""
+def _heap_build(ev_time, heap_t, heap_b, where):
+    """A heap of every body with a finite event time; ``where[b]`` is b's entry, -1 if none. Returns its size."""
+    size = 0
+    for b in range(len(ev_time)):
+        where[b] = -1
+        if ev_time[b] < INF:
+            heap_t[size] = ev_time[b]
+            heap_b[size] = b
+            where[b] = size
+            size += 1
+    for p in range(size // 2 - 1, -1, -1):
+        _sift_down(heap_t, heap_b, where, size, p)
+    return size
+
+
+@njit(cache=True)
+def _heap_update(heap_t, heap_b, where, size, body, t):
+    """Give ``body`` the event time t (s): insert, move or (t = inf) remove its entry. Returns the new size."""
     p = where[body]
-    while p > 0:
-        parent = (p - 1) >> 1
-        if key[heap[p]] < key[heap[parent]]:
-            _heap_swap(heap, where, p, parent)
-            p = parent
-        else:
-            break
-    _sift_down(heap, where, size, key, p)
+    if p < 0:
+        if t == INF:
+            return size
+        p = size
+        size += 1
+        heap_b[p] = body
+        where[body] = p
+    elif t == INF:
+        where[body] = -1
+        size -= 1
+        if p == size:
+            return size
+        heap_b[p] = heap_b[size]
+        where[heap_b[p]] = p
+        t = heap_t[size]
+    heap_t[p] = t
+    _sift(heap_t, heap_b, where, size, p)
+    return size
 
 
 # ---------------------------------------------------------------- kinematics
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _advance(b, t, x, v, a, tb):
-    """Move body b along its parabola to time t (exact)."""
+    """Move body b along its parabola to time t (exact; a body already at t is left as it is).
+
+    No branch on ``t == tb[b]``: a branch around array accesses in an inlined helper keeps Numba from
+    pruning its reference counting, which then costs more than the arithmetic."""
     h = t - tb[b]
-    if h != 0.0:
-        for d in range(x.shape[1]):
-            x[b, d] += v[b, d] * h + 0.5 * a[b, d] * h * h
-            v[b, d] += a[b, d] * h
-        tb[b] = t
+    for d in range(x.shape[1]):
+        x[b, d] += v[b, d] * h + 0.5 * a[b, d] * h * h
+        v[b, d] += a[b, d] * h
+    tb[b] = t
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _pair_time(i, j, t, T, x, v, a, radius, tol, speed_tol, dx, dv, da):
+    """Time of the next contact of bodies i and j (both at time t) in [t, T], or inf; the same to the last
+    bit for (j, i). Pairs out of reach are rejected here, before any call (`narrowphase._out_of_reach`)."""
+    xx = 0.0
+    vv = 0.0
+    aa = 0.0
+    for d in range(x.shape[1]):
+        dx[d] = x[j, d] - x[i, d]
+        dv[d] = v[j, d] - v[i, d]
+        da[d] = a[j, d] - a[i, d]
+        xx += dx[d] * dx[d]
+        vv += dv[d] * dv[d]
+        aa += da[d] * da[d]
+    s = radius[i] + radius[j]
+    slack = _slack(i, j, x, radius, tol)
+    if xx > (s + slack) ** 2 and _out_of_reach(xx, vv, aa, s, T - t):
+        return INF
+    return t + _pair_contact_time(dx, dv, da, s, slack, T - t, speed_tol)
+
+
+@njit(cache=True, inline="always")
 def _predict(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, speed_tol, dx, dv, da):
     """Earliest contact of body i in [t, T]: (time, partner); partner < 0 is wall -1 - partner.
 
@@ -97,14 +165,9 @@ def _predict(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p
         if not active[j] or (inv_mass[i] == 0.0 and inv_mass[j] == 0.0):
             continue
         _advance(j, t, x, v, a, tb)
-        for d in range(x.shape[1]):
-            dx[d] = x[j, d] - x[i, d]
-            dv[d] = v[j, d] - v[i, d]
-            da[d] = a[j, d] - a[i, d]
-        slack = _slack(i, j, x, radius, tol)
-        tau = _pair_contact_time(dx, dv, da, radius[i] + radius[j], slack, T - t, speed_tol)
-        if t + tau < best:
-            best = t + tau
+        t_c = _pair_time(i, j, t, T, x, v, a, radius, tol, speed_tol, dx, dv, da)
+        if t_c < best:
+            best = t_c
             partner = j
     if inv_mass[i] != 0.0:
         for k in range(wall_p.shape[0]):
@@ -123,6 +186,59 @@ def _predict(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p
 
 
 @njit(cache=True)
+def _advance_all(t, x, v, a, tb, active):
+    """Move every active body along its parabola to time t (exact)."""
+    for b in range(len(tb)):
+        if active[b]:
+            _advance(b, t, x, v, a, tb)
+
+
+@njit(cache=True)
+def _predict_all(t, T, x, v, a, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, speed_tol, ev_time,
+                 ev_partner):  # fmt: skip
+    """`_predict` for every movable active body, all of them at time t: ``ev_time``, ``ev_partner``.
+
+    Each pair's contact time is computed once, for both bodies: it is the same to the last bit either
+    way round (``x_i - x_j == -(x_j - x_i)`` exactly, and every product in it pairs two such
+    differences), and as rows are visited in id order each body still meets its partners in id order,
+    walls last, so ties go to the same partner as in `_predict`."""
+    n, dim = x.shape
+    dx = np.empty(dim)
+    dv = np.empty(dim)
+    da = np.empty(dim)
+    for i in range(n):
+        ev_time[i] = INF
+        ev_partner[i] = NO_PARTNER
+    for i in range(n):
+        if not active[i]:
+            continue
+        for m in range(start[i], start[i + 1]):
+            j = nbrs[m]
+            if j <= i or not active[j] or (inv_mass[i] == 0.0 and inv_mass[j] == 0.0):
+                continue
+            t_c = _pair_time(i, j, t, T, x, v, a, radius, tol, speed_tol, dx, dv, da)
+            if t_c < ev_time[i] and inv_mass[i] != 0.0:
+                ev_time[i] = t_c
+                ev_partner[i] = j
+            if t_c < ev_time[j] and inv_mass[j] != 0.0:
+                ev_time[j] = t_c
+                ev_partner[j] = i
+        if inv_mass[i] != 0.0:
+            for k in range(wall_p.shape[0]):
+                gap = -radius[i]
+                ns = 0.0
+                na = 0.0
+                for d in range(dim):
+                    gap += (x[i, d] - wall_p[k, d]) * wall_n[k, d]
+                    ns += v[i, d] * wall_n[k, d]
+                    na += a[i, d] * wall_n[k, d]
+                tau = _wall_contact_time(gap, ns, na, _wall_slack(i, k, x, radius, wall_p, tol), T - t, speed_tol)
+                if t + tau < ev_time[i]:
+                    ev_time[i] = t + tau
+                    ev_partner[i] = -1 - k
+
+
+@njit(cache=True, inline="always")
 def _resting_speed(i, j, a, a_smooth, dt, resting_speed):
     """Approach speed (m/s) below which contact i-j is resting: ``resting_speed``, raised to
     ``dt (|a_c,i| + |a_c,j|)`` for bodies that carry resting-contact forces (``a_c = a - a_smooth``),
@@ -140,8 +256,9 @@ def _resting_speed(i, j, a, a_smooth, dt, resting_speed):
 
 # ---------------------------------------------------------------- contact lists
 @njit(cache=True)
-def _grow_contacts(ci, cj, cn, work):
-    cap = 2 * len(ci)
+def _grow_contacts(ci, cj, cn, work, need=0):
+    """The contact arrays with room for at least ``need`` contacts (twice as many as now, at least)."""
+    cap = max(2 * len(ci), need)
     ci2 = np.empty(cap, dtype=np.int64)
     cj2 = np.empty(cap, dtype=np.int64)
     cn2 = np.empty((cap, cn.shape[1]))
@@ -154,6 +271,41 @@ def _grow_contacts(ci, cj, cn, work):
 
 
 @njit(cache=True)
+def _gather_touching(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, ci, cj, cn):
+    """Every touching contact (body-body and body-wall; all bodies at one time), in body order, into the
+    contact arrays; returns their number, which may exceed the capacity: then only the first are kept.
+
+    Growing the arrays inside this loop would make Numba count references on every array of it at every
+    iteration, so the caller grows them to the count and gathers again instead."""
+    n, dim = x.shape
+    nrm = np.empty(dim)
+    cap = len(ci)
+    nc = 0
+    for b in range(n):
+        if not active[b]:
+            continue
+        for m in range(start[b], start[b + 1]):
+            j = nbrs[m]
+            if j > b and active[j] and (inv_mass[b] != 0.0 or inv_mass[j] != 0.0):
+                if _touching(b, j, x, radius, tol, nrm):
+                    if nc < cap:
+                        ci[nc] = b
+                        cj[nc] = j
+                        cn[nc] = nrm
+                    nc += 1
+        if inv_mass[b] != 0.0:
+            for k in range(wall_p.shape[0]):
+                if _wall_touching(b, k, x, radius, wall_p, wall_n, tol):
+                    if nc < cap:
+                        ci[nc] = b
+                        cj[nc] = -1 - k
+                        for d in range(dim):
+                            cn[nc, d] = -wall_n[k, d]
+                    nc += 1
+    return nc
+
+
+@njit(cache=True, inline="always")
 def _slack(i, j, x, radius, tol):
     """Gap (m) up to which bodies i and j touch: ``tol`` times the smaller radius, plus round-off."""
     size = 0.0
@@ -162,7 +314,7 @@ def _slack(i, j, x, radius, tol):
     return tol * min(radius[i], radius[j]) + ROUNDOFF * size
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _wall_slack(b, k, x, radius, wall_p, tol):
     """Gap (m) up to which body b touches wall k: ``tol`` times its radius, plus round-off."""
     size = 0.0
@@ -171,7 +323,7 @@ def _wall_slack(b, k, x, radius, wall_p, tol):
     return tol * radius[b] + ROUNDOFF * size
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _touching(b, j, x, radius, tol, normal_out):
     """Whether bodies b and j (both at the same time) touch; writes the unit normal b -> j."""
     dist2 = 0.0
@@ -187,7 +339,7 @@ def _touching(b, j, x, radius, tol, normal_out):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _wall_touching(b, k, x, radius, wall_p, wall_n, tol):
     gap = -radius[b]
     for d in range(x.shape[1]):
@@ -260,7 +412,6 @@ def _drift(
     cn = np.empty((cap, dim))
     cw = np.empty((cap, 4))  # per contact: approach speed, restitution, target, impulse/force
     sel = np.empty(cap, dtype=np.int64)
-    n_wall = wall_p.shape[0]
     impacts = 0
     n_log = 0
     capped = False
@@ -269,29 +420,10 @@ def _drift(
     for b in range(n):
         for d in range(dim):
             a[b, d] = a_smooth[b, d]
-    nc = 0
-    for b in range(n):
-        if not active[b]:
-            continue
-        for m in range(start[b], start[b + 1]):
-            j = nbrs[m]
-            if j > b and active[j] and (inv_mass[b] != 0.0 or inv_mass[j] != 0.0):
-                if _touching(b, j, x, radius, tol, nrm):
-                    if nc == len(ci):
-                        ci, cj, cn, cw = _grow_contacts(ci, cj, cn, cw)
-                    ci[nc] = b
-                    cj[nc] = j
-                    cn[nc] = nrm
-                    nc += 1
-        if inv_mass[b] != 0.0:
-            for k in range(n_wall):
-                if _wall_touching(b, k, x, radius, wall_p, wall_n, tol):
-                    if nc == len(ci):
-                        ci, cj, cn, cw = _grow_contacts(ci, cj, cn, cw)
-                    ci[nc] = b
-                    cj[nc] = -1 - k
-                    cn[nc] = -wall_n[k]
-                    nc += 1
+    nc = _gather_touching(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, ci, cj, cn)
+    if nc > len(ci):
+        ci, cj, cn, cw = _grow_contacts(ci, cj, cn, cw, nc)
+        _gather_touching(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, ci, cj, cn)
     if nc:
         resting = np.empty(nc, dtype=np.int64)
         # slow approaches at touching contacts: removed together, perfectly inelastic (faster ones are
@@ -310,20 +442,12 @@ def _drift(
         _resting_forces(nc, ci, cj, cn, cw, resting, x, v, a, inv_mass, speed_tol, lcp_iterations, lcp_tol_a)
 
     # ---- predictions and the heap
-    heap = np.empty(n, dtype=np.int64)
-    where = np.full(n, -1, dtype=np.int64)
-    size = 0
-    for b in range(n):
-        if active[b] and inv_mass[b] != 0.0:
-            ev_time[b], ev_partner[b] = _predict(
-                b, t0, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, speed_tol,
-                dx, dv, da,
-            )
-            heap[size] = b
-            where[b] = size
-            size += 1
-    for p in range(size // 2 - 1, -1, -1):
-        _sift_down(heap, where, size, ev_time, p)
+    _predict_all(t0, T, x, v, a, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, speed_tol,
+                 ev_time, ev_partner)  # fmt: skip
+    heap_t = np.empty(n)
+    heap_b = np.empty(n, dtype=np.int64)
+    where = np.empty(n, dtype=np.int64)
+    size = _heap_build(ev_time, heap_t, heap_b, where)
     for b in range(n):
         p = ev_partner[b]
         if p != NO_PARTNER and p >= 0:
@@ -333,7 +457,7 @@ def _drift(
     status = DONE
     events = 0
     while size > 0:
-        i = heap[0]
+        i = heap_b[0]
         t_ev = ev_time[i]
         if t_ev > T:
             break
@@ -345,7 +469,7 @@ def _drift(
             )
             if ev_partner[i] >= 0 and ev_partner[i] != NO_PARTNER:
                 ev_count[i] = cnt[ev_partner[i]]
-            _heap_fix(heap, where, size, ev_time, i)
+            size = _heap_update(heap_t, heap_b, where, size, i, ev_time[i])
             continue
         t_now = t_ev
         events += 1
@@ -505,26 +629,29 @@ def _drift(
                     ev_time[q_partner] = ev_time[b]
                     ev_partner[q_partner] = b
                     ev_count[q_partner] = cnt[b]
-                    _heap_fix(heap, where, size, ev_time, q_partner)
-            _heap_fix(heap, where, size, ev_time, b)
+                    size = _heap_update(heap_t, heap_b, where, size, q_partner, ev_time[q_partner])
+            size = _heap_update(heap_t, heap_b, where, size, b, ev_time[b])
         if stray:
             status = REBUILD
             break
 
     t_end = t_now if status == REBUILD else T
-    for b in range(n):
-        if active[b]:
-            _advance(b, t_end, x, v, a, tb)
+    _advance_all(t_end, x, v, a, tb, active)
     return (
         t_end, status, impacts, n_log,
         log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, capped, events,
     )  # fmt: skip
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _expand(b, t, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, merge,
             expanded, ci, cj, cn, cw, nc, nrm):  # fmt: skip
     """Add every touching contact of body b (at time t) not yet gathered; mark b expanded."""
+    # room for every candidate first: growing inside the loops would make Numba count references on
+    # every array at every iteration
+    need = nc + start[b + 1] - start[b] + wall_p.shape[0]
+    if need > len(ci):
+        ci, cj, cn, cw = _grow_contacts(ci, cj, cn, cw, need)
     for m in range(start[b], start[b + 1]):
         j = nbrs[m]
         if not active[j] or expanded[j] or (inv_mass[b] == 0.0 and inv_mass[j] == 0.0):
@@ -533,16 +660,12 @@ def _expand(b, t, x, v, a, tb, radius, inv_mass, active, start, nbrs, wall_p, wa
             continue
         _advance(j, t, x, v, a, tb)
         if _touching(b, j, x, radius, tol, nrm):
-            if nc == len(ci):
-                ci, cj, cn, cw = _grow_contacts(ci, cj, cn, cw)
             ci[nc] = b
             cj[nc] = j
             cn[nc] = nrm
             nc += 1
     for k in range(wall_p.shape[0]):
         if _wall_touching(b, k, x, radius, wall_p, wall_n, tol):
-            if nc == len(ci):
-                ci, cj, cn, cw = _grow_contacts(ci, cj, cn, cw)
             ci[nc] = b
             cj[nc] = -1 - k
             cn[nc] = -wall_n[k]
