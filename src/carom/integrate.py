@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit
 
 from .config import ROUNDOFF
-from .narrowphase import _pair_contact_time, _wall_contact_time
+from .narrowphase import _out_of_reach, _pair_contact_time, _wall_contact_time
 from .solver import _apply_impulse, _approach_speed, _pair_restitution, _solve_contacts
 
 DONE = 0
@@ -49,56 +49,123 @@ INF = math.inf
 NO_PARTNER = np.iinfo(np.int64).max
 
 
-# ---------------------------------------------------------------- indexed binary min-heap on ev_time
-@njit(cache=True)
-def _heap_swap(heap, where, p, q):
-    heap[p], heap[q] = heap[q], heap[p]
-    where[heap[p]] = p
-    where[heap[q]] = q
+# ---------------------------------------------------------------- indexed binary min-heap of event times
+# Only bodies with an event within the step are in it (a few per cent of a gas), and each entry holds its
+# time beside its body, so that sifting reads two small arrays instead of event times all over memory.
+# Entries are ordered by time, then body id: the order of events does not depend on the heap's history.
+@njit(cache=True, inline="always")
+def _before(heap_t, heap_b, p, q):
+    """Whether heap entry p comes before entry q."""
+    return heap_t[p] < heap_t[q] or (heap_t[p] == heap_t[q] and heap_b[p] < heap_b[q])
+
+
+@njit(cache=True, inline="always")
+def _heap_swap(heap_t, heap_b, where, p, q):
+    heap_t[p], heap_t[q] = heap_t[q], heap_t[p]
+    heap_b[p], heap_b[q] = heap_b[q], heap_b[p]
+    where[heap_b[p]] = p
+    where[heap_b[q]] = q
 
 
 @njit(cache=True)
-def _sift_down(heap, where, size, key, p):
+def _sift(heap_t, heap_b, where, size, p):
+    """Move entry p, the only one out of order, up or down to its place."""
+    while p > 0 and _before(heap_t, heap_b, p, (p - 1) >> 1):
+        _heap_swap(heap_t, heap_b, where, p, (p - 1) >> 1)
+        p = (p - 1) >> 1
+    _sift_down(heap_t, heap_b, where, size, p)
+
+
+@njit(cache=True)
+def _sift_down(heap_t, heap_b, where, size, p):
+    """Move entry p down to its place below."""
     while True:
-        left = 2 * p + 1
-        smallest = p
-        if left < size and key[heap[left]] < key[heap[smallest]]:
-            smallest = left
-        if left + 1 < size and key[heap[left + 1]] < key[heap[smallest]]:
-            smallest = left + 1
-        if smallest == p:
+        first = p
+        for child in (2 * p + 1, 2 * p + 2):
+            if child < size and _before(heap_t, heap_b, child, first):
+                first = child
+        if first == p:
             return
-        _heap_swap(heap, where, p, smallest)
-        p = smallest
+        _heap_swap(heap_t, heap_b, where, p, first)
+        p = first
 
 
 @njit(cache=True)
-def _heap_fix(heap, where, size, key, body):
-    """Restore heap order after ``key[body]`` changed."""
+def _heap_build(ev_time, heap_t, heap_b, where):
+    """A heap of every body with a finite event time; ``where[b]`` is b's entry, -1 if none. Returns its size."""
+    size = 0
+    for b in range(len(ev_time)):
+        where[b] = -1
+        if ev_time[b] < INF:
+            heap_t[size] = ev_time[b]
+            heap_b[size] = b
+            where[b] = size
+            size += 1
+    for p in range(size // 2 - 1, -1, -1):
+        _sift_down(heap_t, heap_b, where, size, p)
+    return size
+
+
+@njit(cache=True)
+def _heap_update(heap_t, heap_b, where, size, body, t):
+    """Give ``body`` the event time t (s): insert, move or (t = inf) remove its entry. Returns the new size."""
     p = where[body]
-    while p > 0:
-        parent = (p - 1) >> 1
-        if key[heap[p]] < key[heap[parent]]:
-            _heap_swap(heap, where, p, parent)
-            p = parent
-        else:
-            break
-    _sift_down(heap, where, size, key, p)
+    if p < 0:
+        if t == INF:
+            return size
+        p = size
+        size += 1
+        heap_b[p] = body
+        where[body] = p
+    elif t == INF:
+        where[body] = -1
+        size -= 1
+        if p == size:
+            return size
+        heap_b[p] = heap_b[size]
+        where[heap_b[p]] = p
+        t = heap_t[size]
+    heap_t[p] = t
+    _sift(heap_t, heap_b, where, size, p)
+    return size
 
 
 # ---------------------------------------------------------------- kinematics
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _advance(b, t, x, v, a, tb):
-    """Move body b along its parabola to time t (exact)."""
+    """Move body b along its parabola to time t (exact; a body already at t is left as it is).
+
+    No branch on ``t == tb[b]``: a branch around array accesses in an inlined helper keeps Numba from
+    pruning its reference counting, which then costs more than the arithmetic."""
     h = t - tb[b]
-    if h != 0.0:
-        for d in range(x.shape[1]):
-            x[b, d] += v[b, d] * h + 0.5 * a[b, d] * h * h
-            v[b, d] += a[b, d] * h
-        tb[b] = t
+    for d in range(x.shape[1]):
+        x[b, d] += v[b, d] * h + 0.5 * a[b, d] * h * h
+        v[b, d] += a[b, d] * h
+    tb[b] = t
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _pair_time(i, j, t, T, x, v, a, radius, tol, speed_tol, dx, dv, da):
+    """Time of the next contact of bodies i and j (both at time t) in [t, T], or inf; the same to the last
+    bit for (j, i). Pairs out of reach are rejected here, before any call (`narrowphase._out_of_reach`)."""
+    xx = 0.0
+    vv = 0.0
+    aa = 0.0
+    for d in range(x.shape[1]):
+        dx[d] = x[j, d] - x[i, d]
+        dv[d] = v[j, d] - v[i, d]
+        da[d] = a[j, d] - a[i, d]
+        xx += dx[d] * dx[d]
+        vv += dv[d] * dv[d]
+        aa += da[d] * da[d]
+    s = radius[i] + radius[j]
+    slack = _slack(i, j, x, radius, tol)
+    if xx > (s + slack) ** 2 and _out_of_reach(xx, vv, aa, s, T - t):
+        return INF
+    return t + _pair_contact_time(dx, dv, da, s, slack, T - t, speed_tol)
+
+
+@njit(cache=True, inline="always")
 def _predict(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, rest_wall, tol,
              speed_tol, dx, dv, da):  # fmt: skip
     """Earliest contact of body i in [t, T]: (time, partner); partner < 0 is wall -1 - partner. Contacts in
@@ -114,14 +181,9 @@ def _predict(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_p
         if not active[j] or rest_pair[m] or (inv_mass[i] == 0.0 and inv_mass[j] == 0.0):
             continue
         _advance(j, t, x, v, a, tb)
-        for d in range(x.shape[1]):
-            dx[d] = x[j, d] - x[i, d]
-            dv[d] = v[j, d] - v[i, d]
-            da[d] = a[j, d] - a[i, d]
-        slack = _slack(i, j, x, radius, tol)
-        tau = _pair_contact_time(dx, dv, da, radius[i] + radius[j], slack, T - t, speed_tol)
-        if t + tau < best:
-            best = t + tau
+        t_c = _pair_time(i, j, t, T, x, v, a, radius, tol, speed_tol, dx, dv, da)
+        if t_c < best:
+            best = t_c
             partner = j
     if inv_mass[i] != 0.0:
         for k in range(wall_p.shape[0]):
@@ -141,6 +203,61 @@ def _predict(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_p
     return best, partner
 
 
+@njit(cache=True)
+def _advance_all(t, x, v, a, tb, active):
+    """Move every active body along its parabola to time t (exact)."""
+    for b in range(len(tb)):
+        if active[b]:
+            _advance(b, t, x, v, a, tb)
+
+
+@njit(cache=True)
+def _predict_all(t, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, rest_wall, tol,
+                 speed_tol, ev_time, ev_partner):  # fmt: skip
+    """`_predict` for every movable active body, all of them at time t: ``ev_time``, ``ev_partner``.
+
+    Each pair's contact time is computed once, for both bodies: it is the same to the last bit either
+    way round (``x_i - x_j == -(x_j - x_i)`` exactly, and every product in it pairs two such
+    differences), and as rows are visited in id order each body still meets its partners in id order,
+    walls last, so ties go to the same partner as in `_predict`."""
+    n, dim = x.shape
+    dx = np.empty(dim)
+    dv = np.empty(dim)
+    da = np.empty(dim)
+    for i in range(n):
+        ev_time[i] = INF
+        ev_partner[i] = NO_PARTNER
+    for i in range(n):
+        if not active[i]:
+            continue
+        for m in range(start[i], start[i + 1]):
+            j = nbrs[m]
+            if j <= i or not active[j] or rest_pair[m] or (inv_mass[i] == 0.0 and inv_mass[j] == 0.0):
+                continue
+            t_c = _pair_time(i, j, t, T, x, v, a, radius, tol, speed_tol, dx, dv, da)
+            if t_c < ev_time[i] and inv_mass[i] != 0.0:
+                ev_time[i] = t_c
+                ev_partner[i] = j
+            if t_c < ev_time[j] and inv_mass[j] != 0.0:
+                ev_time[j] = t_c
+                ev_partner[j] = i
+        if inv_mass[i] != 0.0:
+            for k in range(wall_p.shape[0]):
+                if rest_wall[i, k]:
+                    continue
+                gap = -radius[i]
+                ns = 0.0
+                na = 0.0
+                for d in range(dim):
+                    gap += (x[i, d] - wall_p[k, d]) * wall_n[k, d]
+                    ns += v[i, d] * wall_n[k, d]
+                    na += a[i, d] * wall_n[k, d]
+                tau = _wall_contact_time(gap, ns, na, _wall_slack(i, k, x, radius, wall_p, tol), T - t, speed_tol)
+                if t + tau < ev_time[i]:
+                    ev_time[i] = t + tau
+                    ev_partner[i] = -1 - k
+
+
 # ---------------------------------------------------------------- contact lists
 # Columns of the per-contact work array: approach speed (m/s), restitution, solver target, impulse (N s) or
 # force (N), resting flag (1.0: in the step's resting set), gap (m; 0 while touching), force carried (N).
@@ -148,31 +265,70 @@ APPROACH, RESTITUTION, TARGET, IMPULSE, RESTING, GAP, FORCE = 0, 1, 2, 3, 4, 5, 
 
 
 @njit(cache=True)
-def _add_contact(ci, cj, ck, cn, cw, nc, i, j, m, normal, gap, resting, force):
-    """Append contact i-j (``m``: its entry in i's candidate list, -1 for a wall), carrying ``force`` (N);
-    grows the arrays."""
-    if nc == len(ci):
-        cap = 2 * len(ci)
-        ci2 = np.empty(cap, dtype=np.int64)
-        cj2 = np.empty(cap, dtype=np.int64)
-        ck2 = np.empty(cap, dtype=np.int64)
-        cn2 = np.empty((cap, cn.shape[1]))
-        cw2 = np.empty((cap, cw.shape[1]))
-        ci2[:nc] = ci
-        cj2[:nc] = cj
-        ck2[:nc] = ck
-        cn2[:nc] = cn
-        cw2[:nc] = cw
-        ci, cj, ck, cn, cw = ci2, cj2, ck2, cn2, cw2
-    ci[nc] = i
-    cj[nc] = j
-    ck[nc] = m
+def _grow_contacts(ci, cj, ck, cn, cw, need):
+    """The contact arrays with room for at least ``need`` contacts (twice as many as now, at least).
+    Callers grow them before a loop, never inside one: reassigning arrays in a loop makes Numba count
+    references on every array of it at every iteration."""
+    cap = max(2 * len(ci), need)
+    ci2 = np.empty(cap, dtype=np.int64)
+    cj2 = np.empty(cap, dtype=np.int64)
+    ck2 = np.empty(cap, dtype=np.int64)
+    cn2 = np.empty((cap, cn.shape[1]))
+    cw2 = np.empty((cap, cw.shape[1]))
+    m = len(ci)
+    ci2[:m] = ci
+    cj2[:m] = cj
+    ck2[:m] = ck
+    cn2[:m] = cn
+    cw2[:m] = cw
+    return ci2, cj2, ck2, cn2, cw2
+
+
+@njit(cache=True, inline="always")
+def _put_contact(ci, cj, ck, cn, cw, c, i, j, m, normal, gap, resting, force):
+    """Write contact c: bodies i-j (``m``: the entry of j in i's candidate list, -1 for a wall), unit normal
+    i -> j, gap (m), resting flag and the force it carries (N)."""
+    ci[c] = i
+    cj[c] = j
+    ck[c] = m
     for d in range(cn.shape[1]):
-        cn[nc, d] = normal[d]
-    cw[nc, RESTING] = 1.0 if resting else 0.0
-    cw[nc, GAP] = gap
-    cw[nc, FORCE] = force
-    return ci, cj, ck, cn, cw, nc + 1
+        cn[c, d] = normal[d]
+    cw[c, RESTING] = 1.0 if resting else 0.0
+    cw[c, GAP] = gap
+    cw[c, FORCE] = force
+
+
+@njit(cache=True)
+def _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, resting_gap, merge, ci, cj, ck, cn,
+                 cw):  # fmt: skip
+    """Every contact (all bodies at one time) touching or within ``resting_gap`` of the smaller radius, in
+    body order, into the contact arrays; returns their number, which may exceed the capacity: then only
+    the first are kept, and the caller grows the arrays to the count and gathers again. No body pairs in
+    merge mode (bodies that touch merge)."""
+    n, dim = x.shape
+    nrm = np.empty(dim)
+    cap = len(ci)
+    nc = 0
+    for b in range(n):
+        if not active[b]:
+            continue
+        if not merge:
+            for m in range(start[b], start[b + 1]):
+                j = nbrs[m]
+                if j > b and active[j] and (inv_mass[b] != 0.0 or inv_mass[j] != 0.0):
+                    gap = _pair_gap(b, j, x, radius, tol, nrm)
+                    if gap <= resting_gap * min(radius[b], radius[j]):
+                        if nc < cap:
+                            _put_contact(ci, cj, ck, cn, cw, nc, b, j, m, nrm, gap, False, 0.0)
+                        nc += 1
+        if inv_mass[b] != 0.0:
+            for k in range(wall_p.shape[0]):
+                gap = _wall_gap(b, k, x, radius, wall_p, wall_n, tol)
+                if gap <= resting_gap * radius[b]:
+                    if nc < cap:
+                        _put_contact(ci, cj, ck, cn, cw, nc, b, -1 - k, -1, -wall_n[k], gap, False, 0.0)
+                    nc += 1
+    return nc
 
 
 @njit(cache=True)
@@ -313,6 +469,9 @@ def _resting_speed(i, j, a, a_smooth, a_rest, dt, resting_speed):
 def _expand(b, t, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p, wall_n, rest_wall,
             f_wall, tol, merge, expanded, ci, cj, ck, cn, cw, nc, nrm):  # fmt: skip
     """Add the contacts of body b (at time t) not yet gathered, touching or resting; mark b expanded."""
+    need = nc + start[b + 1] - start[b] + wall_p.shape[0]
+    if need > len(ci):
+        ci, cj, ck, cn, cw = _grow_contacts(ci, cj, ck, cn, cw, need)
     if not merge:
         for m in range(start[b], start[b + 1]):
             j = nbrs[m]
@@ -321,13 +480,13 @@ def _expand(b, t, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair,
             _advance(j, t, x, v, a, tb)
             gap = _pair_gap(b, j, x, radius, tol, nrm)
             if gap == 0.0 or rest_pair[m]:
-                ci, cj, ck, cn, cw, nc = _add_contact(ci, cj, ck, cn, cw, nc, b, j, m, nrm, gap, rest_pair[m],
-                                                      f_pair[m])  # fmt: skip
+                _put_contact(ci, cj, ck, cn, cw, nc, b, j, m, nrm, gap, rest_pair[m], f_pair[m])
+                nc += 1
     for k in range(wall_p.shape[0]):
         gap = _wall_gap(b, k, x, radius, wall_p, wall_n, tol)
         if gap == 0.0 or rest_wall[b, k]:
-            ci, cj, ck, cn, cw, nc = _add_contact(ci, cj, ck, cn, cw, nc, b, -1 - k, -1, -wall_n[k], gap,
-                                                  rest_wall[b, k], f_wall[b, k])  # fmt: skip
+            _put_contact(ci, cj, ck, cn, cw, nc, b, -1 - k, -1, -wall_n[k], gap, rest_wall[b, k], f_wall[b, k])
+            nc += 1
     expanded[b] = True
     return ci, cj, ck, cn, cw, nc
 
@@ -399,23 +558,12 @@ def _drift(
         for d in range(dim):
             a[b, d] = a_smooth[b, d]
     h = T - t0
-    nc = 0
-    for b in range(n):
-        if not active[b]:
-            continue
-        if not merge:
-            for m in range(start[b], start[b + 1]):
-                j = nbrs[m]
-                if j > b and active[j] and (inv_mass[b] != 0.0 or inv_mass[j] != 0.0):
-                    gap = _pair_gap(b, j, x, radius, tol, nrm)
-                    if gap <= resting_gap * min(radius[b], radius[j]):
-                        ci, cj, ck, cn, cw, nc = _add_contact(ci, cj, ck, cn, cw, nc, b, j, m, nrm, gap, False, 0.0)
-        if inv_mass[b] != 0.0:
-            for k in range(n_wall):
-                gap = _wall_gap(b, k, x, radius, wall_p, wall_n, tol)
-                if gap <= resting_gap * radius[b]:
-                    ci, cj, ck, cn, cw, nc = _add_contact(ci, cj, ck, cn, cw, nc, b, -1 - k, -1, -wall_n[k], gap,
-                                                          False, 0.0)  # fmt: skip
+    nc = _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, resting_gap, merge, ci, cj, ck,
+                      cn, cw)  # fmt: skip
+    if nc > len(ci):
+        ci, cj, ck, cn, cw = _grow_contacts(ci, cj, ck, cn, cw, nc)
+        _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, resting_gap, merge, ci, cj, ck,
+                     cn, cw)  # fmt: skip
     if nc:
         sel = np.empty(nc, dtype=np.int64)
         ns = 0
@@ -453,20 +601,12 @@ def _drift(
             _record(c, cw[c, IMPULSE], ci, cj, ck, cw, start, nbrs, rest_pair, f_pair, rest_wall, f_wall)
 
     # ---- predictions and the heap
-    heap = np.empty(n, dtype=np.int64)
-    where = np.full(n, -1, dtype=np.int64)
-    size = 0
-    for b in range(n):
-        if active[b] and inv_mass[b] != 0.0:
-            ev_time[b], ev_partner[b] = _predict(
-                b, t0, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, rest_wall,
-                tol, speed_tol, dx, dv, da,
-            )  # fmt: skip
-            heap[size] = b
-            where[b] = size
-            size += 1
-    for p in range(size // 2 - 1, -1, -1):
-        _sift_down(heap, where, size, ev_time, p)
+    _predict_all(t0, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, rest_wall, tol,
+                 speed_tol, ev_time, ev_partner)  # fmt: skip
+    heap_t = np.empty(n)
+    heap_b = np.empty(n, dtype=np.int64)
+    where = np.empty(n, dtype=np.int64)
+    size = _heap_build(ev_time, heap_t, heap_b, where)
     for b in range(n):
         p = ev_partner[b]
         if p != NO_PARTNER and p >= 0:
@@ -476,7 +616,7 @@ def _drift(
     status = DONE
     events = 0
     while size > 0:
-        i = heap[0]
+        i = heap_b[0]
         t_ev = ev_time[i]
         if t_ev > T:
             break
@@ -488,7 +628,7 @@ def _drift(
             )  # fmt: skip
             if ev_partner[i] >= 0 and ev_partner[i] != NO_PARTNER:
                 ev_count[i] = cnt[ev_partner[i]]
-            _heap_fix(heap, where, size, ev_time, i)
+            size = _heap_update(heap_t, heap_b, where, size, i, ev_time[i])
             continue
         t_now = t_ev
         events += 1
@@ -643,16 +783,19 @@ def _drift(
                     ev_time[q_partner] = ev_time[b]
                     ev_partner[q_partner] = b
                     ev_count[q_partner] = cnt[b]
-                    _heap_fix(heap, where, size, ev_time, q_partner)
-            _heap_fix(heap, where, size, ev_time, b)
+                    size = _heap_update(heap_t, heap_b, where, size, q_partner, ev_time[q_partner])
+            size = _heap_update(heap_t, heap_b, where, size, b, ev_time[b])
         if stray:
             status = REBUILD
             break
 
     t_end = t_now if status == REBUILD else T
-    for b in range(n):
-        if active[b]:
-            _advance(b, t_end, x, v, a, tb)
+    _advance_all(t_end, x, v, a, tb, active)
+    for b in range(n):  # which bodies rest on something: the next step's resting speeds
+        m = 0.0
+        for d in range(dim):
+            m += (a[b, d] - a_smooth[b, d]) ** 2
+        a_rest[b] = math.sqrt(m)
     # the forces carried at the end, for the next step's warm start
     wall_force[:] = f_wall
     nk = 0

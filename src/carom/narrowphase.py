@@ -198,11 +198,19 @@ def _pair_contact_time(dx, dv, da, contact_distance, slack, horizon, speed_tol):
         if opened == INF:
             return INF
         return _crossing(c0, c1, c2, c3, c4, opened, horizon, True)
-    # Cheap rejection: the distance cannot shrink by more than |dv| h + |da| h^2 / 2 within the horizon.
-    reach = math.sqrt(vv) * horizon + 0.5 * math.sqrt(aa) * horizon * horizon
-    if math.sqrt(xx) - contact_distance > reach:
+    if _out_of_reach(xx, vv, aa, contact_distance, horizon):
         return INF
     return _crossing(c0, c1, c2, c3, c4, 0.0, horizon, True)
+
+
+@njit(cache=True)
+def _out_of_reach(xx, vv, aa, contact_distance, horizon):
+    """Cheap rejection: whether two spheres at squared distance ``xx`` (m^2), not touching, with squared
+    relative speed ``vv`` and acceleration ``aa``, stay apart for ``horizon`` (s): their distance cannot
+    shrink by more than ``|dv| h + |da| h^2 / 2``. Callers may test this first: `_pair_contact_time` then
+    returns inf."""
+    reach = math.sqrt(vv) * horizon + 0.5 * math.sqrt(aa) * horizon * horizon
+    return math.sqrt(xx) - contact_distance > reach
 
 
 @njit(cache=True)

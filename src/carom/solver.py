@@ -50,7 +50,7 @@ def resolve_impact(m1: float, u1: float, m2: float, u2: float, e: float) -> tupl
     return u1 + j * w1, u2 - j * w2
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _combine_restitution(e1, e2, rule):
     """Combine two coefficients by rule code (0 min, 1 max, 2 mean, 3 product)."""
     if rule == 0:
@@ -62,7 +62,7 @@ def _combine_restitution(e1, e2, rule):
     return e1 * e2
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pair_restitution(i, j, restitution, wall_restitution, rule, keys, values):
     """Coefficient of restitution for body i with body j (j < 0: wall -1 - j): a pair override if one
     is set (keys from `Model.pair_restitution_arrays`), else the rule applied to the two coefficients."""
@@ -78,7 +78,7 @@ def _pair_restitution(i, j, restitution, wall_restitution, rule, keys, values):
     return _combine_restitution(restitution[i], other, rule)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _approach_speed(c, ci, cj, normal, velocity):
     """Normal approach speed u = (v_i - v_j) . n of contact c (m/s)."""
     i = ci[c]
@@ -90,7 +90,7 @@ def _approach_speed(c, ci, cj, normal, velocity):
     return u
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _apply_impulse(c, p, ci, cj, normal, velocity, inv_mass):
     i = ci[c]
     j = cj[c]

@@ -136,22 +136,20 @@ class World(Model):
             self._wall_force = np.zeros((n, self.walls.n))
         cfg = self.config
         keys, values = self.pair_restitution_arrays()
+        x, v = b.position[:n], b.velocity[:n]
+        motion = np.empty(n)
         live = self._movable()
-        v_scale = float(np.sqrt((b.velocity[:n][live] ** 2).sum(axis=1).max(initial=0.0)))
-        a_scale = float(np.sqrt((a0**2).sum(axis=1).max(initial=0.0)))
+        v_scale, a_scale = _motion_bounds(v, a0, b.radius[:n], live, dt, cfg.contact_tolerance, motion)
         v_scale = max(v_scale, a_scale * dt)
         a_scale = max(a_scale, v_scale / dt)
         speed_tol = cfg.speed_tolerance * v_scale
         # resting contacts are held to within resting_gap of the smallest radius: their solves stop there
-        slop = cfg.resting_gap * float(b.radius[:n][live].min(initial=np.inf) if live.any() else 0.0)
+        r_min = float(np.min(b.radius[:n], where=live, initial=np.inf))
+        slop = cfg.resting_gap * r_min if math.isfinite(r_min) else 0.0
         log_enabled = bool(self._impact_callbacks)
-        x, v = b.position[:n], b.velocity[:n]
         t_sub = 0.0
         capped = False
         while True:
-            h = dt - t_sub
-            motion = np.sqrt((v**2).sum(axis=1)) * h + 0.5 * np.sqrt((a0**2).sum(axis=1)) * h * h
-            motion += cfg.contact_tolerance * b.radius[:n]
             start, nbrs, margin, large = broadphase.candidates(x, b.radius[:n], b.active[:n], motion, cfg.sweep_safety)
             out = _drift(
                 x, v, a_smooth, a_total, self._a_rest, *self._pair_force, self._wall_force,
@@ -175,6 +173,7 @@ class World(Model):
                 self._emit_impacts(shifted, int(n_log))
             if status != REBUILD:
                 break
+            _motion_bounds(v, a0, b.radius[:n], self._movable(), dt - t_sub, cfg.contact_tolerance, motion)
         if capped:
             warnings.warn(
                 f"contacts at one instant needed more than Config.max_rounds={cfg.max_rounds} rounds near "
@@ -227,6 +226,28 @@ class World(Model):
         self._wall_force = self._wall_force.reshape(n, self.walls.n)
         a0 = state.get("smooth_acceleration")
         self._a0 = None if a0 is None else np.array(a0, dtype=float).reshape(self.n_bodies, self.dim)
+
+
+@njit(cache=True)
+def _motion_bounds(v, a0, radius, movable, h, tol, out):
+    """Every body's displacement bound (m) over h (s), ``|v| h + |a0| h^2 / 2 + tol R``, into ``out``.
+    Returns the largest speed (m/s) of a movable body and the largest acceleration ``|a0|`` (m/s^2)."""
+    v_max = 0.0
+    a_max = 0.0
+    for b in range(len(out)):
+        vv = 0.0
+        aa = 0.0
+        for d in range(v.shape[1]):
+            vv += v[b, d] * v[b, d]
+            aa += a0[b, d] * a0[b, d]
+        speed = math.sqrt(vv)
+        accel = math.sqrt(aa)
+        out[b] = speed * h + 0.5 * accel * h * h
+        out[b] += tol * radius[b]
+        if movable[b]:
+            v_max = max(v_max, speed)
+        a_max = max(a_max, accel)
+    return v_max, a_max
 
 
 def _empty_log(dim: int, capacity: int) -> dict[str, np.ndarray]:
