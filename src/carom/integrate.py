@@ -260,8 +260,9 @@ def _predict_all(t, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair
 
 # ---------------------------------------------------------------- contact lists
 # Columns of the per-contact work array: approach speed (m/s), restitution, solver target, impulse (N s) or
-# force (N), resting flag (1.0: in the step's resting set), gap (m; 0 while touching), force carried (N).
-APPROACH, RESTITUTION, TARGET, IMPULSE, RESTING, GAP, FORCE = 0, 1, 2, 3, 4, 5, 6
+# force (N), resting flag (1.0: in the step's resting set), gap (m; 0 while touching), force carried (N),
+# whether its resting state or force is being updated (1.0).
+APPROACH, RESTITUTION, TARGET, IMPULSE, RESTING, GAP, FORCE, UPDATE = 0, 1, 2, 3, 4, 5, 6, 7
 
 
 @njit(cache=True)
@@ -316,6 +317,13 @@ def _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, 
             for m in range(start[b], start[b + 1]):
                 j = nbrs[m]
                 if j > b and active[j] and (inv_mass[b] != 0.0 or inv_mass[j] != 0.0):
+                    reach = radius[b] + radius[j] + max(resting_gap * min(radius[b], radius[j]),
+                                                        _slack(b, j, x, radius, tol))  # fmt: skip
+                    dist2 = 0.0
+                    for d in range(dim):
+                        dist2 += (x[j, d] - x[b, d]) ** 2
+                    if dist2 > reach * reach:
+                        continue
                     gap = _pair_gap(b, j, x, radius, tol, nrm)
                     if gap <= resting_gap * min(radius[b], radius[j]):
                         if nc < cap:
@@ -331,7 +339,7 @@ def _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, 
     return nc
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _slack(i, j, x, radius, tol):
     """Gap (m) up to which bodies i and j touch: ``tol`` times the smaller radius, plus round-off."""
     size = 0.0
@@ -340,7 +348,7 @@ def _slack(i, j, x, radius, tol):
     return tol * min(radius[i], radius[j]) + ROUNDOFF * size
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _wall_slack(b, k, x, radius, wall_p, tol):
     """Gap (m) up to which body b touches wall k: ``tol`` times its radius, plus round-off."""
     size = 0.0
@@ -349,7 +357,7 @@ def _wall_slack(b, k, x, radius, wall_p, tol):
     return tol * radius[b] + ROUNDOFF * size
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pair_gap(b, j, x, radius, tol, normal_out):
     """Surface gap (m) of bodies b and j (both at the same time), 0 while they touch; writes the unit
     normal b -> j. The touching test is the prediction's (`carom.narrowphase._pair_contact_time`)."""
@@ -368,7 +376,7 @@ def _pair_gap(b, j, x, radius, tol, normal_out):
     return dist - s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _wall_gap(b, k, x, radius, wall_p, wall_n, tol):
     """Surface gap (m) of body b from wall k, 0 while it touches."""
     gap = -radius[b]
@@ -377,7 +385,7 @@ def _wall_gap(b, k, x, radius, wall_p, wall_n, tol):
     return 0.0 if gap <= _wall_slack(b, k, x, radius, wall_p, tol) else gap
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _record(c, force, ci, cj, ck, cw, start, nbrs, rest_pair, f_pair, rest_wall, f_wall):
     """Record whether contact c is in the resting set, and the force (N) it carries, for both bodies."""
     i = ci[c]
@@ -394,7 +402,7 @@ def _record(c, force, ci, cj, ck, cw, start, nbrs, rest_pair, f_pair, rest_wall,
         f_pair[m] = force
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _centripetal(c, ci, cj, cn, x, v):
     """|v_rel,t|^2 / D for a body pair: how fast the gap of a sliding contact opens by curvature."""
     i = ci[c]
@@ -433,7 +441,7 @@ def _contact_forces(sel, ci, cj, cn, cw, x, v, a, inv_mass, h, iterations, tol, 
     return _solve_contacts(sel, ci, cj, cn, cw[:, TARGET], a, inv_mass, cw[:, IMPULSE], iterations, tol, warm)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _rests(c, ci, cj, cn, cw, v, a_smooth, resting_speed):
     """Whether contact c belongs in the resting set: left free, it would touch (or part) no faster than
     ``resting_speed``, ``u^2 + 2 max(a_n, 0) g <= resting_speed^2`` for approach speed u, approach
@@ -444,7 +452,7 @@ def _rests(c, ci, cj, cn, cw, v, a_smooth, resting_speed):
     return u * u + 2.0 * max(a_n, 0.0) * cw[c, GAP] <= resting_speed * resting_speed
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _resting_speed(i, j, a, a_smooth, a_rest, dt, resting_speed):
     """Approach speed (m/s) below which contact i-j is resting: ``resting_speed``, raised to
     ``dt (|a_s,i| + |a_s,j|)`` (``a_s`` the smooth acceleration, gravity say) over the bodies that rest on
@@ -465,7 +473,7 @@ def _resting_speed(i, j, a, a_smooth, a_rest, dt, resting_speed):
     return max(resting_speed, dt * scale)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _expand(b, t, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p, wall_n, rest_wall,
             f_wall, tol, merge, expanded, ci, cj, ck, cn, cw, nc, nrm):  # fmt: skip
     """Add the contacts of body b (at time t) not yet gathered, touching or resting; mark b expanded."""
@@ -546,7 +554,7 @@ def _drift(
     cj = np.empty(cap, dtype=np.int64)
     ck = np.empty(cap, dtype=np.int64)
     cn = np.empty((cap, dim))
-    cw = np.empty((cap, 7))
+    cw = np.empty((cap, 8))
     sel = np.empty(cap, dtype=np.int64)
     impacts = 0
     n_log = 0
@@ -737,14 +745,18 @@ def _drift(
         for c in range(nc):
             rests = _rests(c, ci, cj, cn, cw, v, a_smooth,
                            _resting_speed(ci[c], cj[c], a, a_smooth, a_rest, T, resting_speed))  # fmt: skip
+            cw[c, UPDATE] = 1.0 if (rests or cw[c, RESTING] != 0.0 or cw[c, FORCE] != 0.0) else 0.0
             cw[c, RESTING] = 1.0 if rests else 0.0
             if cw[c, FORCE] != 0.0:
                 _apply_impulse(c, -cw[c, FORCE], ci, cj, cn, a, inv_mass)
             if rests:
                 sel[ns] = c
                 ns += 1
-        _contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, T - t_now, lcp_iterations, rest_tol_a)
+        if ns:
+            _contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, T - t_now, lcp_iterations, rest_tol_a)
         for c in range(nc):
+            if cw[c, UPDATE] == 0.0:  # free before and after: nothing to record
+                continue
             _record(c, cw[c, IMPULSE] if cw[c, RESTING] != 0.0 else 0.0, ci, cj, ck, cw, start, nbrs, rest_pair,
                     f_pair, rest_wall, f_wall)  # fmt: skip
             for b in (ci[c], cj[c]):  # every body whose acceleration changed is re-predicted

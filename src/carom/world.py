@@ -268,14 +268,32 @@ def _project(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, ite
     the smallest mass-weighted displacement of the positions that leaves every overlap at most half of
     it: the complementarity problem of `carom.solver._solve_contacts`, on displacements instead of
     velocities (unique, so independent of body order). Velocities, hence kinetic energy, are untouched."""
+    nc = _near_contacts(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, np.empty(0, dtype=np.int64),
+                        np.empty(0, dtype=np.int64), np.empty((0, x.shape[1])), np.empty(0))  # fmt: skip
+    if nc == 0:
+        return
+    ci = np.empty(nc, dtype=np.int64)
+    cj = np.empty(nc, dtype=np.int64)
+    cn = np.empty((nc, x.shape[1]))
+    target = np.empty(nc)
+    _near_contacts(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, ci, cj, cn, target)
+    shift = np.zeros(x.shape)
+    r_min = np.inf
+    for i in range(len(radius)):
+        if active[i]:
+            r_min = min(r_min, radius[i])
+    _solve_contacts(np.arange(nc), ci, cj, cn, target, shift, inv_mass, np.empty(nc), iterations, 0.05 * slop * r_min)
+    x += shift
+
+
+@njit(cache=True)
+def _near_contacts(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, ci, cj, cn, target):
+    """The contacts of `_project`, written into the arrays if they have room: every pair or wall within half
+    the slop, with the displacement target ``-(gap + slop R / 2)``. Returns their number, or 0 if no overlap
+    is deeper than the slop (nothing to do)."""
     n, dim = x.shape
     deep = False
     nc = 0
-    cap = 64
-    ci = np.empty(cap, dtype=np.int64)
-    cj = np.empty(cap, dtype=np.int64)
-    cn = np.empty((cap, dim))
-    target = np.empty(cap)
     for i in range(n):
         if not active[i]:
             continue
@@ -284,22 +302,21 @@ def _project(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, ite
             if j <= i or not active[j] or inv_mass[i] + inv_mass[j] == 0.0:
                 continue
             allowed = 0.5 * slop * min(radius[i], radius[j])
+            reach = radius[i] + radius[j] + 2.0 * allowed
             dist2 = 0.0
             for d in range(dim):
                 dist2 += (x[j, d] - x[i, d]) ** 2
-            if dist2 == 0.0 or dist2 >= (radius[i] + radius[j] + 2.0 * allowed) ** 2:
+            if dist2 >= reach * reach or dist2 == 0.0:
                 continue
             dist = math.sqrt(dist2)
             gap = dist - radius[i] - radius[j]
             deep = deep or gap < -2.0 * allowed
-            if nc == cap:
-                ci, cj, cn, target = _grown(ci, cj, cn, target)
-                cap = len(ci)
-            ci[nc] = i
-            cj[nc] = j
-            for d in range(dim):
-                cn[nc, d] = (x[j, d] - x[i, d]) / dist
-            target[nc] = -(gap + allowed)
+            if nc < len(ci):
+                ci[nc] = i
+                cj[nc] = j
+                for d in range(dim):
+                    cn[nc, d] = (x[j, d] - x[i, d]) / dist
+                target[nc] = -(gap + allowed)
             nc += 1
         if inv_mass[i] != 0.0:
             allowed = 0.5 * slop * radius[i]
@@ -310,37 +327,11 @@ def _project(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, ite
                 if gap >= 2.0 * allowed:
                     continue
                 deep = deep or gap < -2.0 * allowed
-                if nc == cap:
-                    ci, cj, cn, target = _grown(ci, cj, cn, target)
-                    cap = len(ci)
-                ci[nc] = i
-                cj[nc] = -1 - k
-                for d in range(dim):
-                    cn[nc, d] = -wall_n[k, d]
-                target[nc] = -(gap + allowed)
+                if nc < len(ci):
+                    ci[nc] = i
+                    cj[nc] = -1 - k
+                    for d in range(dim):
+                        cn[nc, d] = -wall_n[k, d]
+                    target[nc] = -(gap + allowed)
                 nc += 1
-    if not deep:
-        return
-    shift = np.zeros((n, dim))
-    r_min = np.inf
-    for i in range(n):
-        if active[i]:
-            r_min = min(r_min, radius[i])
-    _solve_contacts(np.arange(nc), ci, cj, cn, target, shift, inv_mass, np.empty(nc), iterations, 0.05 * slop * r_min)
-    for i in range(n):
-        for d in range(dim):
-            x[i, d] += shift[i, d]
-
-
-@njit(cache=True)
-def _grown(ci, cj, cn, target):
-    cap = 2 * len(ci)
-    ci2 = np.empty(cap, dtype=np.int64)
-    cj2 = np.empty(cap, dtype=np.int64)
-    cn2 = np.empty((cap, cn.shape[1]))
-    t2 = np.empty(cap)
-    ci2[: len(ci)] = ci
-    cj2[: len(ci)] = cj
-    cn2[: len(ci)] = cn
-    t2[: len(ci)] = target
-    return ci2, cj2, cn2, t2
+    return nc if deep else 0
