@@ -346,6 +346,19 @@ def test_pile_of_1000_spheres_settles_without_overlap_or_escape():
     assert x[:, 2].max() < 1.0  # a heap about ten layers deep, not a gas
 
 
+@pytest.mark.parametrize("e", [1.0, 0.5])
+def test_slow_touching_impact_is_exact_if_elastic_resting_if_not(e):
+    """Two touching spheres closing at 0.5 mm/s, below the resting speed: elastic ones swap velocities
+    exactly (no elastic approach is ever absorbed); inelastic ones are made resting (move together)."""
+    w = carom.World(dim=3)
+    w.add_body(position=(0, 0, 0), velocity=(5e-4, 0, 0), mass=1.0, radius=0.5, restitution=e)
+    w.add_body(position=(1, 0, 0), velocity=(0, 0, 0), mass=1.0, radius=0.5, restitution=e)
+    w.step(0.01)
+    expected = [[0, 0, 0], [5e-4, 0, 0]] if e == 1.0 else [[2.5e-4, 0, 0], [2.5e-4, 0, 0]]
+    np.testing.assert_allclose(w.velocities, expected, atol=1e-18)
+    assert w.collision_count == (1 if e == 1.0 else 0)
+
+
 def test_resume_inside_a_settling_pile_is_exact():
     """The state carries what the next step's contact solve starts from (which bodies rest, the forces
     they carry): a run split by get_state/set_state is bit-identical to an unbroken one."""

@@ -474,6 +474,16 @@ def _resting_speed(i, j, a, a_smooth, a_rest, dt, resting_speed):
 
 
 @njit(cache=True, inline="always")
+def _rest_limit(c, ci, cj, a, a_smooth, a_rest, dt, resting_speed, speed_tol, restitution, wall_e, rule, keys, values):
+    """The speed (m/s) below which contact c may join the resting set: its resting speed if e < 1; if the
+    pair is perfectly elastic, only the round-off speed ``speed_tol``, so that no elastic approach is ever
+    absorbed (an elastic gas keeps its energy; elastic bodies at rest still carry forces)."""
+    if _pair_restitution(ci[c], cj[c], restitution, wall_e, rule, keys, values) == 1.0:
+        return speed_tol
+    return _resting_speed(ci[c], cj[c], a, a_smooth, a_rest, dt, resting_speed)
+
+
+@njit(cache=True, inline="always")
 def _expand(b, t, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p, wall_n, rest_wall,
             f_wall, tol, merge, expanded, ci, cj, ck, cn, cw, nc, nrm):  # fmt: skip
     """Add the contacts of body b (at time t) not yet gathered, touching or resting; mark b expanded."""
@@ -577,8 +587,8 @@ def _drift(
         ns = 0
         slow = False
         for c in range(nc):
-            if _rests(c, ci, cj, cn, cw, v, a_smooth, _resting_speed(ci[c], cj[c], a, a_smooth, a_rest, T,
-                                                                     resting_speed)):  # fmt: skip
+            if _rests(c, ci, cj, cn, cw, v, a_smooth, _rest_limit(c, ci, cj, a, a_smooth, a_rest, T, resting_speed,
+                                                                  speed_tol, restitution, wall_e, rule, keys, values)):
                 u = _approach_speed(c, ci, cj, cn, v)
                 cw[c, RESTING] = 1.0
                 sel[ns] = c
@@ -743,8 +753,9 @@ def _drift(
             sel = np.empty(len(ci), dtype=np.int64)
         ns = 0
         for c in range(nc):
-            rests = _rests(c, ci, cj, cn, cw, v, a_smooth,
-                           _resting_speed(ci[c], cj[c], a, a_smooth, a_rest, T, resting_speed))  # fmt: skip
+            rests = _rests(c, ci, cj, cn, cw, v, a_smooth, _rest_limit(c, ci, cj, a, a_smooth, a_rest, T, resting_speed,
+                                                                       speed_tol, restitution, wall_e, rule, keys,
+                                                                       values))  # fmt: skip
             cw[c, UPDATE] = 1.0 if (rests or cw[c, RESTING] != 0.0 or cw[c, FORCE] != 0.0) else 0.0
             cw[c, RESTING] = 1.0 if rests else 0.0
             if cw[c, FORCE] != 0.0:
