@@ -28,6 +28,7 @@ GALLERY = (
     "earth_moon_satellite",
     "earth_drop",
     "gas_box",
+    "pile",
     "newtons_cradle",
 )
 
