@@ -5,6 +5,10 @@ cell crossing. A popped pair event whose partner has changed trajectory since th
 the body is simply predicted again (its key was a lower bound of its true next event, so nothing was
 missed). Per contact event the work is O(bodies in the 3^d cells of the two bodies) for the predictions
 plus O(log n) for the calendar.
+
+The stages of one event (`resolve._instant`, `resolve._cross`, `predict._predict` and what they call
+once) are inlined into the loop (``inline="always"``): a call that hands over the engine's arrays costs
+more than most events' arithmetic (see `carom.events.state`). The scans over bodies stay calls.
 """
 
 from __future__ import annotations
@@ -58,7 +62,8 @@ def _run(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f,
     """Process events up to time t_end, at most ``max_events`` of them. Returns (status, time of the last
     event processed or -inf); a status other than OK asks the caller to grow an array and call again."""
     ct = Contacts(_unmanaged(ct.cint), _unmanaged(ct.cflt), _unmanaged(ct.selected), _unmanaged(ct.cluster),
-                  _unmanaged(ct.saved_v), _unmanaged(ct.flags), _unmanaged(ct.cells), _unmanaged(ct.rel),
+                  _unmanaged(ct.saved_v), _unmanaged(ct.flags), _unmanaged(ct.cells), _unmanaged(ct.near),
+                  _unmanaged(ct.near_x), _unmanaged(ct.lists), _unmanaged(ct.used), _unmanaged(ct.rel),
                   _unmanaged(ct.staged), _unmanaged(ct.wall_idx), _unmanaged(ct.wall_flt))  # fmt: skip
     return _loop(_unmanaged(body), _unmanaged(link), _unmanaged(head), _unmanaged(chain), geo, _unmanaged(walls),
                  _unmanaged(keys), _unmanaged(values), p, ct, _unmanaged(log_i), _unmanaged(log_f), _unmanaged(key),

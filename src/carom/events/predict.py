@@ -86,15 +86,24 @@ def _nearest(r, periodic, length):
 
 @njit(cache=True, inline="always")
 def _flight(body, j, h, p):
-    """Position and velocity of body j after a flight of h seconds: 6 floats (without gravity, every
-    acceleration is 0 and is not read)."""
+    """Position and velocity of body j after a flight of h seconds: 6 floats. Without gravity every
+    acceleration is 0 and is not read (``x + v h`` equals `_moved`'s result up to the sign of a zero)."""
     x0, x1, x2 = body[j, X], body[j, X + 1], body[j, X + 2]
-    v0, v1, v2 = body[j, V], body[j, V + 1], body[j, V + 2]
+    v0, v1, v2 = _velocity(body, j, h, p)
     if not p.has_gravity:
-        return _moved(x0, v0, 0.0, h), _moved(x1, v1, 0.0, h), _moved(x2, v2, 0.0, h), v0, v1, v2
-    a0, a1, a2 = body[j, A], body[j, A + 1], body[j, A + 2]
-    return (_moved(x0, v0, a0, h), _moved(x1, v1, a1, h), _moved(x2, v2, a2, h),
-            v0 + a0 * h, v1 + a1 * h, v2 + a2 * h)  # fmt: skip
+        return x0 + v0 * h, x1 + v1 * h, x2 + v2 * h, v0, v1, v2
+    x0 = _moved(x0, body[j, V], body[j, A], h)
+    x1 = _moved(x1, body[j, V + 1], body[j, A + 1], h)
+    x2 = _moved(x2, body[j, V + 2], body[j, A + 2], h)
+    return x0, x1, x2, v0, v1, v2
+
+
+@njit(cache=True, inline="always")
+def _velocity(body, j, h, p):
+    """Velocity of body j after a flight of h seconds: 3 floats."""
+    if not p.has_gravity:
+        return body[j, V], body[j, V + 1], body[j, V + 2]
+    return body[j, V] + body[j, A] * h, body[j, V + 1] + body[j, A + 1] * h, body[j, V + 2] + body[j, A + 2] * h
 
 
 @njit(cache=True, inline="always")
@@ -143,24 +152,28 @@ def _pair_state(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, p):
     return True, vv + xa < -p.accel_tol * dist and xv < 0.5 * hop * dist
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", inline="always")
 def _pair_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, horizon, p):
     """Delay until a pair in relative state x, v, a touches: 0 if now, inf if not within ``horizon``,
-    -1 if the accelerations differ and it needs the general (quartic) solver."""
-    touching, now = _pair_state(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, p)
-    if now:
-        return 0.0
+    -1 if the accelerations differ and it needs the general (quartic) solver.
+
+    Most pairs are neither touching nor going to touch soon: for them the closing root is computed
+    unconditionally and discarded if the pair recedes or misses (a select, not a branch the processor
+    would mispredict half of the time; hence IEEE arithmetic, ``error_model="numpy"``, here and in the
+    kernels it is inlined into)."""
+    xx = x0 * x0 + x1 * x1 + x2 * x2
+    reach = contact_distance * (1.0 + p.tol)
+    if xx <= reach * reach:  # touching: now, or (in straight relative flight) separating
+        if _pair_state(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, p)[1]:
+            return 0.0
+        return -1.0 if (a0 != 0.0 or a1 != 0.0 or a2 != 0.0) else INF
     if a0 != 0.0 or a1 != 0.0 or a2 != 0.0:
         return -1.0
     xv = x0 * v0 + x1 * v1 + x2 * v2
-    if touching or xv >= 0.0:  # a touching pair in straight relative flight that is not colliding separates
-        return INF
-    c0 = x0 * x0 + x1 * x1 + x2 * x2 - contact_distance * contact_distance
+    c0 = xx - contact_distance * contact_distance
     disc = xv * xv - (v0 * v0 + v1 * v1 + v2 * v2) * c0
-    if disc <= 0.0:
-        return INF
     delay = c0 / (math.sqrt(disc) - xv)  # the closing root of |x + v t|^2 = D^2, in its stable form
-    return delay if delay <= horizon else INF
+    return delay if (xv < 0.0) & (disc > 0.0) & (delay <= horizon) else INF
 
 
 @njit(cache=True, inline="always")
@@ -205,45 +218,85 @@ def _quartic_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, horizon
     return _pair_contact_time(rel[0], rel[1], rel[2], contact_distance, slack, min(horizon, bound), INF)
 
 
+@njit(cache=True, inline="always")
+def _bodies_delay(body, p, b, j, horizon, x0, x1, x2, v0, v1, v2):
+    """`_pair_delay` of bodies b and j, j at relative position x and velocity v (inf for two fixed bodies).
+    Called for every pair a scan meets: it takes no scratch array, so that nothing in the loop needs
+    reference counting (`_general_delay` does the rest)."""
+    if body[b, INV_MASS] == 0.0 and body[j, INV_MASS] == 0.0:
+        return INF
+    a0, a1, a2 = 0.0, 0.0, 0.0
+    if p.has_gravity:
+        a0, a1, a2 = body[j, A] - body[b, A], body[j, A + 1] - body[b, A + 1], body[j, A + 2] - body[b, A + 2]
+    return _pair_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, body[b, RADIUS] + body[j, RADIUS], horizon, p)
+
+
 @njit(cache=True)
+def _general_delay(body, p, rel, b, j, horizon, x0, x1, x2, v0, v1, v2):
+    """`_bodies_delay` for unequal accelerations (the quartic; ``rel`` is (3, 3) scratch)."""
+    a0, a1, a2 = body[j, A] - body[b, A], body[j, A + 1] - body[b, A + 1], body[j, A + 2] - body[b, A + 2]
+    s = body[b, RADIUS] + body[j, RADIUS]
+    return _quartic_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, s, horizon, p, rel)
+
+
+@njit(cache=True, error_model="numpy")  # for `_pair_delay`, inlined
 def _scan(body, link, head, chain, geo, p, cells, rel, b, t, axis, step, best):
     """Earliest contact of body b after t with the bodies of the cells around it (axis = -1) or of the
-    slab just entered (see `_cells_around`), if before ``best``: (time, partner), partner -1 if none.
-    The engine's hot loop: everything called in it takes scalars."""
+    slab just entered (see `_cells_around`), if before ``best``: (time, partner), partner -1 if none."""
     xb0, xb1, xb2, vb0, vb1, vb2 = _flight(body, b, t - body[b, TB], p)
-    ab0, ab1, ab2 = body[b, A], body[b, A + 1], body[b, A + 2]
     p0, p1, p2 = geo.periodic
     l0, l1, l2 = geo.length
-    fixed = body[b, INV_MASS] == 0.0
     partner = -1
     n_cells = _cells_around(link, geo, b, axis, step, cells)
     for m in range(n_cells):
         j = head[cells[m]]
         while j >= 0:
-            if j != b and not (fixed and body[j, INV_MASS] == 0.0):
+            if j != b:
                 xj0, xj1, xj2, vj0, vj1, vj2 = _flight(body, j, t - body[j, TB], p)
                 x0 = _nearest(xj0 - xb0, p0, l0)
                 x1 = _nearest(xj1 - xb1, p1, l1)
                 x2 = _nearest(xj2 - xb2, p2, l2)
                 v0, v1, v2 = vj0 - vb0, vj1 - vb1, vj2 - vb2
-                a0, a1, a2 = 0.0, 0.0, 0.0
-                if p.has_gravity:
-                    a0, a1, a2 = body[j, A] - ab0, body[j, A + 1] - ab1, body[j, A + 2] - ab2
-                s = body[b, RADIUS] + body[j, RADIUS]
-                delay = _pair_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, s, best - t, p)
+                delay = _bodies_delay(body, p, b, j, best - t, x0, x1, x2, v0, v1, v2)
                 if delay < 0.0:
-                    delay = _quartic_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, s, best - t, p, rel)
+                    delay = _general_delay(body, p, rel, b, j, best - t, x0, x1, x2, v0, v1, v2)
                 if t + delay < best:
-                    best = t + delay
-                    partner = j
+                    best, partner = t + delay, j
             j = chain[j, NEXT]
     return best, partner
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")  # for `_pair_delay`, inlined
+def _scan_near(body, p, rel, near, near_x, start, end, b, t):
+    """`_scan` over the bodies ``near[start:end]``, at relative positions ``near_x`` (b and they at time
+    t; the bodies around b that `resolve` listed before it changed velocities)."""
+    vb0, vb1, vb2 = _velocity(body, b, t - body[b, TB], p)
+    best = INF
+    partner = -1
+    for k in range(start, end):
+        j = near[k]
+        x0, x1, x2 = near_x[k, 0], near_x[k, 1], near_x[k, 2]
+        vj0, vj1, vj2 = _velocity(body, j, t - body[j, TB], p)
+        v0, v1, v2 = vj0 - vb0, vj1 - vb1, vj2 - vb2
+        delay = _bodies_delay(body, p, b, j, best - t, x0, x1, x2, v0, v1, v2)
+        if delay < 0.0:
+            delay = _general_delay(body, p, rel, b, j, best - t, x0, x1, x2, v0, v1, v2)
+        if t + delay < best:
+            best, partner = t + delay, j
+    return best, partner
+
+
+@njit(cache=True, inline="always")
 def _predict(body, link, head, chain, geo, walls, p, cells, rel, b, t):
     """Replace body b's pending pair event by its earliest contact after t with a body or a wall."""
     best, partner = _scan(body, link, head, chain, geo, p, cells, rel, b, t, -1, 0, INF)
+    _set_prediction(body, link, walls, p, b, t, best, partner)
+
+
+@njit(cache=True, inline="always")
+def _set_prediction(body, link, walls, p, b, t, best, partner):
+    """Make body b's pair event its earliest contact after t with a wall, or else (at ``best``) with
+    ``partner``."""
     if body[b, INV_MASS] != 0.0:
         for k in range(walls.shape[0]):
             _, now, gap, ns, na = _wall_state(body, walls, p, b, k, t)

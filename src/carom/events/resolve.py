@@ -5,7 +5,10 @@ are gathered; in rounds, the contacts that approach now (or are pressed together
 by `carom.solver._solve_contacts`, and every body that received an impulse adds its own touching contacts
 (an impulse travels down a touching chain one ball per round: Newton's cradle). Then bodies touching walls
 without moving off them rest on them (acceleration-level contact problem: gravity less the walls' normal
-reaction, so the body slides along exactly), and only the gathered bodies are predicted again.
+reaction, so the body slides along exactly), and only the gathered bodies are predicted again. Positions
+do not change at an instant, so gathering a body lists the bodies around it with their relative positions
+(``Contacts.near``); its new prediction runs over that list with the new velocities, without walking
+the cells again.
 
 Impact law per contact (approach speed u; e from the pair's restitution rule or override):
 
@@ -42,7 +45,9 @@ from .predict import (
     _predict,
     _relative,
     _scan,
+    _scan_near,
     _set_event,
+    _set_prediction,
     _wall_state,
 )
 from .state import (
@@ -115,35 +120,46 @@ def _join(body, ct, sums, b, t, n_cl):
     return n_cl + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _gather(body, link, head, chain, geo, walls, p, ct, sums, b, t, n_cl, nc):
     """Add body b to the cluster and add its touching contacts with bodies whose contacts are not
-    gathered yet and with walls. Returns (n_cl, nc); nc = -1 if the contact arrays are full."""
+    gathered yet and with walls; list the bodies around it, for its prediction once the instant is
+    solved. Returns (n_cl, nc); nc = -1 if the contact arrays are full."""
     n_cl = _join(body, ct, sums, b, t, n_cl)
     ct.flags[b, GATHERED] = True
-    cint, cflt, flags = ct.cint, ct.cflt, ct.flags
-    xb0, xb1, xb2 = body[b, X], body[b, X + 1], body[b, X + 2]
-    p0, p1, p2 = geo.periodic
-    l0, l1, l2 = geo.length
+    cint, cflt, flags, near, near_x = ct.cint, ct.cflt, ct.flags, ct.near, ct.near_x
+    row, start = ct.used
+    end = start
     n_cells = _cells_around(link, geo, b, -1, 0, ct.cells)
     for m in range(n_cells):
         j = head[ct.cells[m]]
         while j >= 0:
             if j != b:
-                xj0, xj1, xj2, _, _, _ = _flight(body, j, t - body[j, TB], p)
-                x0 = _nearest(xj0 - xb0, p0, l0)
-                x1 = _nearest(xj1 - xb1, p1, l1)
-                x2 = _nearest(xj2 - xb2, p2, l2)
-                xx = x0 * x0 + x1 * x1 + x2 * x2
-                reach = (body[b, RADIUS] + body[j, RADIUS]) * (1.0 + p.tol)
-                if (0.0 < xx <= reach * reach and not flags[j, GATHERED]
-                        and (body[b, INV_MASS] != 0.0 or body[j, INV_MASS] != 0.0)):  # fmt: skip
-                    dist = math.sqrt(xx)
-                    nc = _add_contact(cint, cflt, nc, b, j, x0 / dist, x1 / dist, x2 / dist)
-                    if nc < 0:
-                        return n_cl, nc
-                    _advance(body, j, t, sums)
+                if end == len(near):
+                    return n_cl, -1
+                near[end] = j
+                end += 1
             j = chain[j, NEXT]
+    ct.lists[row, 0], ct.lists[row, 1], ct.lists[row, 2] = b, start, end
+    ct.used[0], ct.used[1] = row + 1, end
+    xb0, xb1, xb2 = body[b, X], body[b, X + 1], body[b, X + 2]
+    p0, p1, p2 = geo.periodic
+    l0, l1, l2 = geo.length
+    for k in range(start, end):
+        j = near[k]
+        xj0, xj1, xj2 = _flight(body, j, t - body[j, TB], p)[:3]
+        x0 = near_x[k, 0] = _nearest(xj0 - xb0, p0, l0)
+        x1 = near_x[k, 1] = _nearest(xj1 - xb1, p1, l1)
+        x2 = near_x[k, 2] = _nearest(xj2 - xb2, p2, l2)
+        xx = x0 * x0 + x1 * x1 + x2 * x2
+        reach = (body[b, RADIUS] + body[j, RADIUS]) * (1.0 + p.tol)
+        if (0.0 < xx <= reach * reach and not flags[j, GATHERED]
+                and (body[b, INV_MASS] != 0.0 or body[j, INV_MASS] != 0.0)):  # fmt: skip
+            dist = math.sqrt(xx)
+            nc = _add_contact(cint, cflt, nc, b, j, x0 / dist, x1 / dist, x2 / dist)
+            if nc < 0:
+                return n_cl, nc
+            _advance(body, j, t, sums)
     if body[b, INV_MASS] != 0.0:
         for k in range(walls.shape[0]):
             if _wall_state(body, walls, p, b, k, t)[0]:
@@ -166,7 +182,7 @@ def _now(body, geo, walls, p, cint, c, t):
     return -_wall_state(body, walls, p, i, -1 - j, t)[3] > p.speed_tol
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _impact_law(body, walls, keys, values, p, cint, cflt, c, t, capped):
     """(separation speed asked of contact c, how to book it: IMPACT, RESTING, HOP or ELASTIC_TC); sets
     the contact's restitution column."""
@@ -197,7 +213,7 @@ def _impact_law(body, walls, keys, values, p, cint, cflt, c, t, capped):
     return e * u, IMPACT
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _book(body, cint, cflt, ct, log_i, log_f, tally, c, t):
     """Book contact c after its round: the virial, counts, and the log for counted impacts. Returns
     False if the log is full."""
@@ -232,7 +248,7 @@ def _book(body, cint, cflt, ct, log_i, log_f, tally, c, t):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _rounds(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, tally, sums, t, n_cl, nc):
     """Solve the gathered contacts in rounds, gathering every body that receives an impulse. Counts go to
     ``ct.staged``, impacts to the log. Returns (status, n_cl, nc)."""
@@ -311,17 +327,22 @@ def _rest_on_walls(body, walls, p, wall_idx, wall_flt, b, t):
         body[b, A + d] = rate[0, d]
 
 
-@njit(cache=True)
-def _repredict(body, link, head, chain, geo, walls, p, cells, rel, key, tree, b, t):
-    """New pair event and cell crossing of body b (which is at time t)."""
-    _predict(body, link, head, chain, geo, walls, p, cells, rel, b, t)
+@njit(cache=True, inline="always")
+def _repredict(body, link, head, chain, geo, walls, p, ct, key, tree, b, start, end, t):
+    """New pair event and cell crossing of body b (which is at time t), from the bodies ``ct.near[start:
+    end]`` listed around it (start = -1: from its cells)."""
+    if start < 0:
+        _predict(body, link, head, chain, geo, walls, p, ct.cells, ct.rel, b, t)
+    else:
+        best, partner = _scan_near(body, p, ct.rel, ct.near, ct.near_x, start, end, b, t)
+        _set_prediction(body, link, walls, p, b, t, best, partner)
     delay, face = _next_crossing(body, link, geo, b)
     body[b, CX_TIME] = t + delay
     link[b, FACE] = face
     _update(key, tree, b, min(body[b, EV_TIME], body[b, CX_TIME]))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _instant(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, key, tree, tally, sums, i,
              t):  # fmt: skip
     """Resolve body i's pair event at time t. Returns OK, or CONTACTS_FULL / LOG_FULL with everything
@@ -329,6 +350,7 @@ def _instant(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, lo
     j = link[i, PARTNER]
     n_log = tally[N_LOG]
     ct.staged[:] = 0.0
+    ct.used[:] = 0
     n_cl, nc = _gather(body, link, head, chain, geo, walls, p, ct, sums, i, t, 0, 0)
     if nc >= 0 and j >= 0 and body[j, INV_MASS] != 0.0:
         n_cl, nc = _gather(body, link, head, chain, geo, walls, p, ct, sums, j, t, n_cl, nc)
@@ -354,13 +376,18 @@ def _instant(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, lo
         link[b, COUNT] += 1
         if ct.flags[b, IMPACTED]:
             body[b, LAST_IMPACT] = t
-        ct.flags[b] = False
+    for g in range(ct.used[0]):
+        _repredict(body, link, head, chain, geo, walls, p, ct, key, tree, ct.lists[g, 0], ct.lists[g, 1],
+                   ct.lists[g, 2], t)  # fmt: skip
     for q in range(n_cl):
-        _repredict(body, link, head, chain, geo, walls, p, ct.cells, ct.rel, key, tree, ct.cluster[q], t)
+        b = ct.cluster[q]
+        if not ct.flags[b, GATHERED]:
+            _repredict(body, link, head, chain, geo, walls, p, ct, key, tree, b, -1, -1, t)
+        ct.flags[b] = False
     return OK
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _cross(body, link, head, chain, geo, p, cells, rel, key, tree, sums, b, t):
     """Body b crosses a cell face at time t: move it to the next cell and predict it against the slab of
     cells that came into reach."""

@@ -107,6 +107,10 @@ class Contacts(NamedTuple):
     saved_v: np.ndarray  # (n, 3) their velocities before it (to undo it)
     flags: np.ndarray  # (n, 3) bool: joined the cluster, had a counted impact, contacts gathered
     cells: np.ndarray  # (36,) int64: cell ids to scan, then per-axis coordinates (3 x 3)
+    near: np.ndarray  # (8 cap,) int64: the bodies around each gathered body, listed one body after another
+    near_x: np.ndarray  # (8 cap, 3) their positions relative to it (m, nearest image)
+    lists: np.ndarray  # (n, 3) int64: gathered body, start and end of its list in ``near``
+    used: np.ndarray  # (2,) int64: rows of ``lists`` and entries of ``near`` in use
     rel: np.ndarray  # (3, 3) relative position, velocity, acceleration for the general solver
     staged: np.ndarray  # (8,) the instant's counts (indexed like the tally) and virial (last)
     wall_idx: np.ndarray  # (k, 3) int64: body row 0, -1 - wall, active index (walls a body rests on)
@@ -130,7 +134,9 @@ def new_contacts(n: int, n_walls: int, capacity: int) -> Contacts:
     return Contacts(
         cint=np.zeros((capacity, CONTACT_COLUMNS[0]), dtype=np.int64), cflt=np.zeros((capacity, CONTACT_COLUMNS[1])),
         selected=np.zeros(capacity, dtype=np.int64), cluster=np.zeros(n, dtype=np.int64), saved_v=np.zeros((n, 3)),
-        flags=np.zeros((n, 3), dtype=np.bool_), cells=np.zeros(36, dtype=np.int64), rel=np.zeros((3, 3)),
+        flags=np.zeros((n, 3), dtype=np.bool_), cells=np.zeros(36, dtype=np.int64),
+        near=np.zeros(8 * capacity, dtype=np.int64), near_x=np.zeros((8 * capacity, 3)),
+        lists=np.zeros((n, 3), dtype=np.int64), used=np.zeros(2, dtype=np.int64), rel=np.zeros((3, 3)),
         staged=np.zeros(8), wall_idx=np.zeros((n_walls, 3), dtype=np.int64), wall_flt=wall_flt,
     )  # fmt: skip
 
