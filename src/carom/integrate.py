@@ -582,7 +582,7 @@ def _drift(
         ci, cj, ck, cn, cw = _grow_contacts(ci, cj, ck, cn, cw, nc)
         _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, resting_gap, merge, ci, cj, ck,
                      cn, cw)  # fmt: skip
-    if nc:
+    if nc and h > 0.0:  # (a drift that resumes exactly at the end of the step moves nothing)
         sel = np.empty(nc, dtype=np.int64)
         ns = 0
         slow = False
