@@ -166,13 +166,14 @@ def _pair_time(i, j, t, T, x, v, a, radius, tol, speed_tol, dx, dv, da):
 
 
 @njit(cache=True, inline="always")
-def _predict(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, rest_wall, tol,
-             speed_tol, dx, dv, da):  # fmt: skip
+def _predict(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, wall_size,
+             rest_wall, tol, speed_tol, dx, dv, da):  # fmt: skip
     """Earliest contact of body i in [t, T]: (time, partner); partner < 0 is wall -1 - partner. Contacts in
     the step's resting set (``rest_pair`` by candidate entry, ``rest_wall``) have no events.
 
     Body i and its neighbours are first advanced to t, so that "touching" and "approaching" are decided
-    on exactly the numbers the event itself will see."""
+    on exactly the numbers the event itself will see. A wall is first tested by its plane gap alone: beyond
+    `_wall_reach`, it is out of reach, as `narrowphase._wall_contact_time` would find (most bodies of a box)."""
     best = INF
     partner = NO_PARTNER
     _advance(i, t, x, v, a, tb)
@@ -186,21 +187,59 @@ def _predict(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_p
             best = t_c
             partner = j
     if inv_mass[i] != 0.0:
+        reach = _wall_reach(i, x, v, a, radius, wall_size, tol, T - t)
         for k in range(wall_p.shape[0]):
-            if rest_wall[i, k]:
+            if _plane_gap(i, k, x, radius, wall_p, wall_n) > reach or rest_wall[i, k]:
                 continue
-            gap = -radius[i]
-            ns = 0.0
-            na = 0.0
-            for d in range(x.shape[1]):
-                gap += (x[i, d] - wall_p[k, d]) * wall_n[k, d]
-                ns += v[i, d] * wall_n[k, d]
-                na += a[i, d] * wall_n[k, d]
-            tau = _wall_contact_time(gap, ns, na, _wall_slack(i, k, x, radius, wall_p, tol), T - t, speed_tol)
-            if t + tau < best:
-                best = t + tau
+            t_c = _wall_time(i, k, t, T, x, v, a, radius, wall_p, wall_n, tol, speed_tol)
+            if t_c < best:
+                best = t_c
                 partner = -1 - k
     return best, partner
+
+
+@njit(cache=True, inline="always")
+def _wall_slack_bound(b, x, radius, wall_size, tol):
+    """An upper bound (m) of `_wall_slack` of body b for every wall, ``wall_size`` the largest wall-point
+    coordinate: the same operations on a size no smaller (rounding is monotone)."""
+    size = wall_size
+    for d in range(x.shape[1]):
+        size = max(size, abs(x[b, d]))
+    return tol * radius[b] + ROUNDOFF * size
+
+
+@njit(cache=True, inline="always")
+def _wall_reach(b, x, v, a, radius, wall_size, tol, horizon):
+    """A gap (m) beyond which body b touches no wall within ``horizon`` (s): `_wall_slack_bound` plus
+    ``2 (|v|_1 h + |a|_1 h^2)``, which bounds ``|n.v| h + |n.a| h^2 / 2`` for every unit normal n, round-off
+    included: beyond it, `narrowphase._wall_contact_time` returns inf by its own rejection test."""
+    speed = 0.0
+    accel = 0.0
+    for d in range(x.shape[1]):
+        speed += abs(v[b, d])
+        accel += abs(a[b, d])
+    return _wall_slack_bound(b, x, radius, wall_size, tol) + 2.0 * (speed * horizon + accel * horizon * horizon)
+
+
+@njit(cache=True, inline="always")
+def _plane_gap(b, k, x, radius, wall_p, wall_n):
+    """Signed gap (m) of body b from the plane of wall k."""
+    gap = -radius[b]
+    for d in range(x.shape[1]):
+        gap += (x[b, d] - wall_p[k, d]) * wall_n[k, d]
+    return gap
+
+
+@njit(cache=True, inline="always")
+def _wall_time(b, k, t, T, x, v, a, radius, wall_p, wall_n, tol, speed_tol):
+    """Time of the next contact of body b (at time t) with wall k in [t, T], or inf."""
+    gap = _plane_gap(b, k, x, radius, wall_p, wall_n)
+    ns = 0.0
+    na = 0.0
+    for d in range(x.shape[1]):
+        ns += v[b, d] * wall_n[k, d]
+        na += a[b, d] * wall_n[k, d]
+    return t + _wall_contact_time(gap, ns, na, _wall_slack(b, k, x, radius, wall_p, tol), T - t, speed_tol)
 
 
 @njit(cache=True)
@@ -212,8 +251,8 @@ def _advance_all(t, x, v, a, tb, active):
 
 
 @njit(cache=True)
-def _predict_all(t, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, rest_wall, tol,
-                 speed_tol, ev_time, ev_partner):  # fmt: skip
+def _predict_all(t, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, wall_size,
+                 rest_wall, tol, speed_tol, ev_time, ev_partner):  # fmt: skip
     """`_predict` for every movable active body, all of them at time t: ``ev_time``, ``ev_partner``.
 
     Each pair's contact time is computed once, for both bodies: it is the same to the last bit either
@@ -242,19 +281,13 @@ def _predict_all(t, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair
                 ev_time[j] = t_c
                 ev_partner[j] = i
         if inv_mass[i] != 0.0:
+            reach = _wall_reach(i, x, v, a, radius, wall_size, tol, T - t)
             for k in range(wall_p.shape[0]):
-                if rest_wall[i, k]:
+                if _plane_gap(i, k, x, radius, wall_p, wall_n) > reach or rest_wall[i, k]:
                     continue
-                gap = -radius[i]
-                ns = 0.0
-                na = 0.0
-                for d in range(dim):
-                    gap += (x[i, d] - wall_p[k, d]) * wall_n[k, d]
-                    ns += v[i, d] * wall_n[k, d]
-                    na += a[i, d] * wall_n[k, d]
-                tau = _wall_contact_time(gap, ns, na, _wall_slack(i, k, x, radius, wall_p, tol), T - t, speed_tol)
-                if t + tau < ev_time[i]:
-                    ev_time[i] = t + tau
+                t_c = _wall_time(i, k, t, T, x, v, a, radius, wall_p, wall_n, tol, speed_tol)
+                if t_c < ev_time[i]:
+                    ev_time[i] = t_c
                     ev_partner[i] = -1 - k
 
 
@@ -300,8 +333,8 @@ def _put_contact(ci, cj, ck, cn, cw, c, i, j, m, normal, gap, resting, force):
 
 
 @njit(cache=True)
-def _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, resting_gap, merge, ci, cj, ck, cn,
-                 cw):  # fmt: skip
+def _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_size, tol, resting_gap, merge, ci, cj,
+                 ck, cn, cw):  # fmt: skip
     """Every contact (all bodies at one time) touching or within ``resting_gap`` of the smaller radius, in
     body order, into the contact arrays; returns their number, which may exceed the capacity: then only
     the first are kept, and the caller grows the arrays to the count and gathers again. No body pairs in
@@ -330,7 +363,11 @@ def _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, 
                             _put_contact(ci, cj, ck, cn, cw, nc, b, j, m, nrm, gap, False, 0.0)
                         nc += 1
         if inv_mass[b] != 0.0:
+            # beyond both the resting gap and the touching slack: a plane distance rejects the wall
+            reach = max(resting_gap * radius[b], _wall_slack_bound(b, x, radius, wall_size, tol))
             for k in range(wall_p.shape[0]):
+                if _plane_gap(b, k, x, radius, wall_p, wall_n) > reach:
+                    continue
                 gap = _wall_gap(b, k, x, radius, wall_p, wall_n, tol)
                 if gap <= resting_gap * radius[b]:
                     if nc < cap:
@@ -379,9 +416,7 @@ def _pair_gap(b, j, x, radius, tol, normal_out):
 @njit(cache=True, inline="always")
 def _wall_gap(b, k, x, radius, wall_p, wall_n, tol):
     """Surface gap (m) of body b from wall k, 0 while it touches."""
-    gap = -radius[b]
-    for d in range(x.shape[1]):
-        gap += (x[b, d] - wall_p[k, d]) * wall_n[k, d]
+    gap = _plane_gap(b, k, x, radius, wall_p, wall_n)
     return 0.0 if gap <= _wall_slack(b, k, x, radius, wall_p, tol) else gap
 
 
@@ -544,10 +579,14 @@ def _drift(
     """
     n, dim = x.shape
     n_wall = wall_p.shape[0]
+    wall_size = 0.0  # the largest wall-point coordinate (`_wall_slack_bound`)
+    for k in range(n_wall):
+        for d in range(dim):
+            wall_size = max(wall_size, abs(wall_p[k, d]))
     tb = np.full(n, t0)
     cnt = np.zeros(n, dtype=np.int64)
-    ev_time = np.full(n, INF)
-    ev_partner = np.full(n, NO_PARTNER, dtype=np.int64)
+    ev_time = np.empty(n)  # (filled by _predict_all)
+    ev_partner = np.empty(n, dtype=np.int64)
     ev_count = np.zeros(n, dtype=np.int64)
     expanded = np.zeros(n, dtype=np.bool_)
     cluster = np.empty(n, dtype=np.int64)
@@ -576,12 +615,12 @@ def _drift(
         for d in range(dim):
             a[b, d] = a_smooth[b, d]
     h = T - t0
-    nc = _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, resting_gap, merge, ci, cj, ck,
-                      cn, cw)  # fmt: skip
+    nc = _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_size, tol, resting_gap, merge, ci,
+                      cj, ck, cn, cw)  # fmt: skip
     if nc > len(ci):
         ci, cj, ck, cn, cw = _grow_contacts(ci, cj, ck, cn, cw, nc)
-        _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, tol, resting_gap, merge, ci, cj, ck,
-                     cn, cw)  # fmt: skip
+        _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_size, tol, resting_gap, merge, ci,
+                     cj, ck, cn, cw)  # fmt: skip
     if nc and h > 0.0:  # (a drift that resumes exactly at the end of the step moves nothing)
         sel = np.empty(nc, dtype=np.int64)
         ns = 0
@@ -619,8 +658,8 @@ def _drift(
             _record(c, cw[c, IMPULSE], ci, cj, ck, cw, start, nbrs, rest_pair, f_pair, rest_wall, f_wall)
 
     # ---- predictions and the heap
-    _predict_all(t0, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, rest_wall, tol,
-                 speed_tol, ev_time, ev_partner)  # fmt: skip
+    _predict_all(t0, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, wall_size,
+                 rest_wall, tol, speed_tol, ev_time, ev_partner)  # fmt: skip
     heap_t = np.empty(n)
     heap_b = np.empty(n, dtype=np.int64)
     where = np.empty(n, dtype=np.int64)
@@ -642,7 +681,7 @@ def _drift(
         if p >= 0 and (ev_count[i] != cnt[p] or not active[p]):
             ev_time[i], ev_partner[i] = _predict(
                 i, t_now, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n,
-                rest_wall, tol, speed_tol, dx, dv, da,
+                wall_size, rest_wall, tol, speed_tol, dx, dv, da,
             )  # fmt: skip
             if ev_partner[i] >= 0 and ev_partner[i] != NO_PARTNER:
                 ev_count[i] = cnt[ev_partner[i]]
@@ -797,7 +836,7 @@ def _drift(
                     stray = True
             ev_time[b], ev_partner[b] = _predict(
                 b, t_now, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n,
-                rest_wall, tol, speed_tol, dx, dv, da,
+                wall_size, rest_wall, tol, speed_tol, dx, dv, da,
             )  # fmt: skip
             q_partner = ev_partner[b]
             if q_partner >= 0 and q_partner != NO_PARTNER:
