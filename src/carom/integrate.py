@@ -172,8 +172,7 @@ def _predict(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_p
     the step's resting set (``rest_pair`` by candidate entry, ``rest_wall``) have no events.
 
     Body i and its neighbours are first advanced to t, so that "touching" and "approaching" are decided
-    on exactly the numbers the event itself will see. A wall is first tested by its plane gap alone: beyond
-    `_wall_reach`, it is out of reach, as `narrowphase._wall_contact_time` would find (most bodies of a box)."""
+    on exactly the numbers the event itself will see."""
     best = INF
     partner = NO_PARTNER
     _advance(i, t, x, v, a, tb)
@@ -187,14 +186,24 @@ def _predict(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_p
             best = t_c
             partner = j
     if inv_mass[i] != 0.0:
-        reach = _wall_reach(i, x, v, a, radius, wall_size, tol, T - t)
-        for k in range(wall_p.shape[0]):
-            if _plane_gap(i, k, x, radius, wall_p, wall_n) > reach or rest_wall[i, k]:
-                continue
-            t_c = _wall_time(i, k, t, T, x, v, a, radius, wall_p, wall_n, tol, speed_tol)
-            if t_c < best:
-                best = t_c
-                partner = -1 - k
+        best, partner = _wall_event(i, t, T, x, v, a, radius, wall_p, wall_n, wall_size, rest_wall, tol, speed_tol,
+                                    best, partner)  # fmt: skip
+    return best, partner
+
+
+@njit(cache=True, inline="always")
+def _wall_event(i, t, T, x, v, a, radius, wall_p, wall_n, wall_size, rest_wall, tol, speed_tol, best, partner):
+    """The earlier of (``best``, ``partner``) and body i's first wall contact in [t, T] (partner -1 - k for
+    wall k); resting walls have no events. A wall is first tested by its plane gap alone: beyond
+    `_wall_reach`, it is out of reach, as `narrowphase._wall_contact_time` would find."""
+    reach = _wall_reach(i, x, v, a, radius, wall_size, tol, T - t)
+    for k in range(wall_p.shape[0]):
+        if _plane_gap(i, k, x, radius, wall_p, wall_n) > reach or rest_wall[i, k]:
+            continue
+        t_c = _wall_time(i, k, t, T, x, v, a, radius, wall_p, wall_n, tol, speed_tol)
+        if t_c < best:
+            best = t_c
+            partner = -1 - k
     return best, partner
 
 
@@ -281,14 +290,8 @@ def _predict_all(t, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair
                 ev_time[j] = t_c
                 ev_partner[j] = i
         if inv_mass[i] != 0.0:
-            reach = _wall_reach(i, x, v, a, radius, wall_size, tol, T - t)
-            for k in range(wall_p.shape[0]):
-                if _plane_gap(i, k, x, radius, wall_p, wall_n) > reach or rest_wall[i, k]:
-                    continue
-                t_c = _wall_time(i, k, t, T, x, v, a, radius, wall_p, wall_n, tol, speed_tol)
-                if t_c < ev_time[i]:
-                    ev_time[i] = t_c
-                    ev_partner[i] = -1 - k
+            ev_time[i], ev_partner[i] = _wall_event(i, t, T, x, v, a, radius, wall_p, wall_n, wall_size, rest_wall,
+                                                    tol, speed_tol, ev_time[i], ev_partner[i])  # fmt: skip
 
 
 # ---------------------------------------------------------------- contact lists
