@@ -359,6 +359,40 @@ def test_slow_touching_impact_is_exact_if_elastic_resting_if_not(e):
     assert w.collision_count == (1 if e == 1.0 else 0)
 
 
+def _small_pile(seed, e, dim):
+    """40 disks (60 spheres) of random mass in four columns, falling onto the floor of a narrow box."""
+    rng = np.random.default_rng(seed)
+    r, n = 0.05, (40 if dim == 2 else 60)
+    w = carom.World(dim=dim, gravity=[0.0] * (dim - 1) + [-9.81])
+    w.add_box(lower=[0.0] * dim, upper=[0.5] * (dim - 1) + [3.0], restitution=e)
+    grid = np.stack(np.meshgrid(*[np.arange(4)] * (dim - 1), np.arange(20), indexing="ij"), -1).reshape(-1, dim)[:n]
+    pos = 0.07 + grid * 0.12 + rng.uniform(-0.01, 0.01, grid.shape) * ([1] * (dim - 1) + [0])
+    w.add_bodies(pos, rng.normal(scale=0.5, size=(n, dim)), masses=rng.uniform(0.5, 2.0, n), radii=r, restitution=e)
+    return w, r
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31), st.floats(0.0, 0.95), st.sampled_from([2, 3]), st.sampled_from([1e-3, 2e-3]))
+def test_random_piles_keep_overlaps_below_one_percent_and_dissipate(seed, e, dim, dt):
+    w, r = _small_pile(seed, e, dim)
+    e0 = w.total_energy()
+    for _ in range(15):
+        w.run(until=w.time + 0.1, dt=dt)
+        assert min_gap(w) > -0.01 * r
+    assert w.total_energy() < e0
+
+
+@pytest.mark.xfail(strict=True, reason="known limitation (README): resting-contact forces are held constant "
+                   "within a step, and in a small inelastic pile single steps gain up to ~1e-5 of the energy")
+def test_no_step_of_a_settling_pile_gains_energy():
+    w, _ = _small_pile(0, 0.0, 2)
+    e_scale = abs(w.total_energy())
+    for _ in range(1500):
+        before = w.total_energy()
+        w.step(1e-3)
+        assert w.total_energy() - before <= 1e-12 * e_scale
+
+
 def test_resume_inside_a_settling_pile_is_exact():
     """The state carries what the next step's contact solve starts from (which bodies rest, the forces
     they carry): a run split by get_state/set_state is bit-identical to an unbroken one."""
