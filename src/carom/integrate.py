@@ -491,17 +491,17 @@ def _rests(c, ci, cj, cn, cw, v, a_smooth, resting_speed):
 
 
 @njit(cache=True, inline="always")
-def _resting_speed(i, j, a, a_smooth, a_rest, dt, resting_speed):
+def _resting_speed(i, j, a, a_smooth, rested, dt, resting_speed):
     """Approach speed (m/s) below which contact i-j is resting: ``resting_speed``, raised to
     ``dt (|a_s,i| + |a_s,j|)`` (``a_s`` the smooth acceleration, gravity say) over the bodies that rest on
     something (they carry a contact force now, ``a != a_s``, or did at the end of the last step,
-    ``a_rest > 0``): contact forces are held constant between events, so they are only right to about
-    the speed the smooth forces give in one step. Free bodies (a bouncing ball) keep the plain threshold,
+    ``rested``): contact forces are held constant between events, so they are only right to about the
+    speed the smooth forces give in one step. Free bodies (a bouncing ball) keep the plain threshold,
     and exact impacts."""
     scale = 0.0
     for b in (i, j):
         if b >= 0:
-            resting = a_rest[b] > 0.0
+            resting = rested[b]
             s = 0.0
             for d in range(a.shape[1]):
                 resting = resting or a[b, d] != a_smooth[b, d]
@@ -511,14 +511,29 @@ def _resting_speed(i, j, a, a_smooth, a_rest, dt, resting_speed):
     return max(resting_speed, dt * scale)
 
 
+@njit(cache=True)
+def _rested(n, force_keys, force_values, wall_force):
+    """Which of the n bodies carried a resting-contact force at the end of the last step (from its forces:
+    pairs by key ``i * n + j``, walls by row)."""
+    rested = np.zeros(n, dtype=np.bool_)
+    for k in range(len(force_keys)):
+        if force_values[k] != 0.0:
+            rested[force_keys[k] // n] = True
+            rested[force_keys[k] % n] = True
+    for b in range(n):
+        for k in range(wall_force.shape[1]):
+            rested[b] = rested[b] or wall_force[b, k] != 0.0
+    return rested
+
+
 @njit(cache=True, inline="always")
-def _rest_limit(c, ci, cj, a, a_smooth, a_rest, dt, resting_speed, speed_tol, restitution, wall_e, rule, keys, values):
+def _rest_limit(c, ci, cj, a, a_smooth, rested, dt, resting_speed, speed_tol, restitution, wall_e, rule, keys, values):
     """The speed (m/s) below which contact c may join the resting set: its resting speed if e < 1; if the
     pair is perfectly elastic, only the round-off speed ``speed_tol``, so that no elastic approach is ever
     absorbed (an elastic gas keeps its energy; elastic bodies at rest still carry forces)."""
     if _pair_restitution(ci[c], cj[c], restitution, wall_e, rule, keys, values) == 1.0:
         return speed_tol
-    return _resting_speed(ci[c], cj[c], a, a_smooth, a_rest, dt, resting_speed)
+    return _resting_speed(ci[c], cj[c], a, a_smooth, rested, dt, resting_speed)
 
 
 @njit(cache=True, inline="always")
@@ -567,7 +582,7 @@ def _log_impact(log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_
 # ---------------------------------------------------------------- the drift
 @njit(cache=True)
 def _drift(
-    x, v, a_smooth, a, a_rest, force_keys, force_values, wall_force,
+    x, v, a_smooth, a, force_keys, force_values, wall_force,
     inv_mass, mass, radius, restitution, inv_inertia, active,
     start, nbrs, large, x_ref, margin,
     wall_p, wall_n, wall_e, rule, keys, values,
@@ -593,6 +608,7 @@ def _drift(
     ev_count = np.zeros(n, dtype=np.int64)
     expanded = np.zeros(n, dtype=np.bool_)
     cluster = np.empty(n, dtype=np.int64)
+    rested = _rested(n, force_keys, force_values, wall_force)
     rest_pair = np.zeros(len(nbrs), dtype=np.bool_)  # the resting set and its forces (N), by candidate entry
     f_pair = np.zeros(len(nbrs))
     rest_wall = np.zeros((n, n_wall), dtype=np.bool_)
@@ -629,7 +645,7 @@ def _drift(
         ns = 0
         slow = False
         for c in range(nc):
-            if _rests(c, ci, cj, cn, cw, v, a_smooth, _rest_limit(c, ci, cj, a, a_smooth, a_rest, T, resting_speed,
+            if _rests(c, ci, cj, cn, cw, v, a_smooth, _rest_limit(c, ci, cj, a, a_smooth, rested, T, resting_speed,
                                                                   speed_tol, restitution, wall_e, rule, keys, values)):
                 u = _approach_speed(c, ci, cj, cn, v)
                 cw[c, RESTING] = 1.0
@@ -737,7 +753,7 @@ def _drift(
             for c in range(nc):
                 u = _approach_speed(c, ci, cj, cn, v)
                 if u > speed_tol and cw[c, GAP] == 0.0 and (
-                    cw[c, RESTING] == 0.0 or u > _resting_speed(ci[c], cj[c], a, a_smooth, a_rest, T, resting_speed)
+                    cw[c, RESTING] == 0.0 or u > _resting_speed(ci[c], cj[c], a, a_smooth, rested, T, resting_speed)
                 ):
                     sel[ns] = c
                     ns += 1
@@ -751,7 +767,7 @@ def _drift(
             for s in range(ns):
                 c = sel[s]
                 e = _pair_restitution(ci[c], cj[c], restitution, wall_e, rule, keys, values)
-                if e < 1.0 and cw[c, APPROACH] <= _resting_speed(ci[c], cj[c], a, a_smooth, a_rest, T, resting_speed):
+                if e < 1.0 and cw[c, APPROACH] <= _resting_speed(ci[c], cj[c], a, a_smooth, rested, T, resting_speed):
                     e = 0.0
                 cw[c, RESTITUTION] = e
                 cw[c, TARGET] = e * cw[c, APPROACH]
@@ -760,7 +776,7 @@ def _drift(
                 # Resting contact (or too many rounds): every touching contact that is not already resting
                 # at once, perfectly inelastic. Sequential rounds would shrink such approaches only
                 # geometrically.
-                ns = _inelastic_selection(sel, ci, cj, cn, cw, v, a, a_smooth, a_rest, T, resting_speed, nc)
+                ns = _inelastic_selection(sel, ci, cj, cn, cw, v, a, a_smooth, rested, T, resting_speed, nc)
             _solve_contacts(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], lcp_iterations,
                             lcp_tol_v)  # fmt: skip
             for s in range(ns):
@@ -768,7 +784,7 @@ def _drift(
                 if cw[c, IMPULSE] <= 0.0:
                     continue
                 e_pair = _pair_restitution(ci[c], cj[c], restitution, wall_e, rule, keys, values)
-                v_rest = _resting_speed(ci[c], cj[c], a, a_smooth, a_rest, T, resting_speed)
+                v_rest = _resting_speed(ci[c], cj[c], a, a_smooth, rested, T, resting_speed)
                 if e_pair == 1.0 or cw[c, APPROACH] > v_rest:
                     impacts += 1
                     if log_enabled:
@@ -795,7 +811,7 @@ def _drift(
             sel = np.empty(len(ci), dtype=np.int64)
         ns = 0
         for c in range(nc):
-            rests = _rests(c, ci, cj, cn, cw, v, a_smooth, _rest_limit(c, ci, cj, a, a_smooth, a_rest, T, resting_speed,
+            rests = _rests(c, ci, cj, cn, cw, v, a_smooth, _rest_limit(c, ci, cj, a, a_smooth, rested, T, resting_speed,
                                                                        speed_tol, restitution, wall_e, rule, keys,
                                                                        values))  # fmt: skip
             cw[c, UPDATE] = 1.0 if (rests or cw[c, RESTING] != 0.0 or cw[c, FORCE] != 0.0) else 0.0
@@ -856,11 +872,6 @@ def _drift(
 
     t_end = t_now if status == REBUILD else T
     _advance_all(t_end, x, v, a, tb, active)
-    for b in range(n):  # which bodies rest on something: the next step's resting speeds
-        m = 0.0
-        for d in range(dim):
-            m += (a[b, d] - a_smooth[b, d]) ** 2
-        a_rest[b] = math.sqrt(m)
     # the forces carried at the end, for the next step's warm start
     wall_force[:] = f_wall
     nk = 0
@@ -884,7 +895,7 @@ def _drift(
 
 
 @njit(cache=True)
-def _inelastic_selection(sel, ci, cj, cn, cw, v, a, a_smooth, a_rest, T, resting_speed, nc):
+def _inelastic_selection(sel, ci, cj, cn, cw, v, a, a_smooth, rested, T, resting_speed, nc):
     """Select, for one perfectly inelastic solve, every touching contact except resting ones approaching
     slower than their resting speed; returns how many."""
     ns = 0
@@ -892,7 +903,7 @@ def _inelastic_selection(sel, ci, cj, cn, cw, v, a, a_smooth, a_rest, T, resting
         if cw[c, GAP] != 0.0:
             continue
         u = _approach_speed(c, ci, cj, cn, v)
-        if cw[c, RESTING] == 0.0 or u > _resting_speed(ci[c], cj[c], a, a_smooth, a_rest, T, resting_speed):
+        if cw[c, RESTING] == 0.0 or u > _resting_speed(ci[c], cj[c], a, a_smooth, rested, T, resting_speed):
             sel[ns] = c
             ns += 1
             cw[c, APPROACH] = u

@@ -63,8 +63,6 @@ class World(Model):
         self.integrator = integrator
         self.forces: list[Force] = []
         self._a0: np.ndarray | None = None
-        #: |contact acceleration| (m/s^2) of every body at the end of the last step: which bodies were resting.
-        self._a_rest = np.zeros(0)
         #: Resting-contact forces (N) at the end of the last step, the next step's warm start: pairs by key
         #: ``i * n + j`` (i < j, sorted), and a (n, walls) array.
         self._pair_force = (np.zeros(0, dtype=np.int64), np.zeros(0))
@@ -84,8 +82,6 @@ class World(Model):
 
     def _bodies_changed(self) -> None:
         self._a0 = None
-        self._a_rest = np.resize(self._a_rest, self.n_bodies)
-        self._a_rest[self.n_bodies :] = 0.0
         self._pair_force = (np.zeros(0, dtype=np.int64), np.zeros(0))
 
     # ----------------------------------------------------------------- stepping
@@ -152,7 +148,7 @@ class World(Model):
         while True:
             start, nbrs, margin, large = broadphase.candidates(x, b.radius[:n], b.active[:n], motion, cfg.sweep_safety)
             out = _drift(
-                x, v, a_smooth, a_total, self._a_rest, *self._pair_force, self._wall_force,
+                x, v, a_smooth, a_total, *self._pair_force, self._wall_force,
                 b.inv_mass[:n], b.mass[:n], b.radius[:n], b.restitution[:n], b.inv_inertia[:n], b.active[:n],
                 start, nbrs, large, x.copy(), margin,
                 self.walls.point, self.walls.normal, self.walls.restitution, RULE_CODES[self.restitution_rule],
@@ -201,8 +197,6 @@ class World(Model):
             "event_count": self.event_count,
             # the forces at the start of the next step (leapfrog reuses the last step's end-of-step value)
             "smooth_acceleration": self._a0.copy(),
-            # which bodies rested on others at the end of the last step (the next step's resting set)
-            "contact_acceleration": self._a_rest.copy(),
             # resting-contact forces, the warm start of the next step's contact solve
             "pair_force_keys": self._pair_force[0].copy(),
             "pair_force": self._pair_force[1].copy(),
@@ -212,14 +206,13 @@ class World(Model):
 
     def set_state(self, state: dict) -> None:
         """Restore a state from `get_state` (same scene: walls and forces are not part of it)."""
-        scalars = ("time", "collision_count", "event_count", "smooth_acceleration", "contact_acceleration",
-                   "pair_force_keys", "pair_force", "wall_force")  # fmt: skip
+        scalars = ("time", "collision_count", "event_count", "smooth_acceleration", "pair_force_keys", "pair_force",
+                   "wall_force")  # fmt: skip
         self.bodies.restore({k: np.asarray(v) for k, v in state.items() if k not in scalars})
         self.time = float(state["time"])
         self.collision_count = int(state["collision_count"])
         self.event_count = int(state.get("event_count", 0))
         n = self.n_bodies
-        self._a_rest = np.array(state.get("contact_acceleration", np.zeros(n)), dtype=float)
         self._pair_force = (np.array(state.get("pair_force_keys", np.zeros(0)), dtype=np.int64),
                             np.array(state.get("pair_force", np.zeros(0)), dtype=float))  # fmt: skip
         self._wall_force = np.array(state.get("wall_force", np.zeros((n, self.walls.n))), dtype=float)
