@@ -97,6 +97,12 @@ class _Workspace(threading.local):
 _workspace = _Workspace()
 
 
+def scratch(name: str, size: int, dtype) -> np.ndarray:
+    """An uninitialised array of ``size`` kept between calls in this thread's workspace (for the drift too:
+    a fresh array per step costs a page fault per 4 kB)."""
+    return _workspace.take(name, size, dtype)
+
+
 def release_workspace() -> None:
     """Free this thread's scratch arrays (they are rebuilt on the next call)."""
     _workspace.arrays.clear()

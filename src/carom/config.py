@@ -41,6 +41,11 @@ class Config:
     #: events among them within it (a pile is held by forces, not by millions of micro-impacts). A slow
     #: pair still this far apart keeps falling freely: its force only stops it closing by more than the gap.
     resting_gap: float = 1e-4
+    #: Resting-contact forces are solved until no sweep changes a body's acceleration by more than this
+    #: fraction of the acceleration scale (the largest smooth acceleration, gravity in a pile, and at least
+    #: ``resting_speed / dt``): the velocity error a step leaves in a pile is this fraction of the resting
+    #: speed. Looser, a settled pile jitters (at 1: by about g dt per step) and its steps gain energy.
+    force_tolerance: float = 1e-3
     #: Approach speeds below this fraction of the largest speed in a contact cluster count as zero
     #: (round-off); applies for every e, including e = 1. Dimensionless.
     speed_tolerance: float = 1e-12

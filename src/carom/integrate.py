@@ -289,9 +289,15 @@ def _predict_all(t, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair
             if t_c < ev_time[j] and inv_mass[j] != 0.0:
                 ev_time[j] = t_c
                 ev_partner[j] = i
-        if inv_mass[i] != 0.0:
-            ev_time[i], ev_partner[i] = _wall_event(i, t, T, x, v, a, radius, wall_p, wall_n, wall_size, rest_wall,
-                                                    tol, speed_tol, ev_time[i], ev_partner[i])  # fmt: skip
+        if inv_mass[i] != 0.0:  # `_wall_event`, written out: inlined here it counted references on 7 arrays
+            reach = _wall_reach(i, x, v, a, radius, wall_size, tol, T - t)
+            for k in range(wall_p.shape[0]):
+                if _plane_gap(i, k, x, radius, wall_p, wall_n) > reach or rest_wall[i, k]:
+                    continue
+                t_c = _wall_time(i, k, t, T, x, v, a, radius, wall_p, wall_n, tol, speed_tol)
+                if t_c < ev_time[i]:
+                    ev_time[i] = t_c
+                    ev_partner[i] = -1 - k
 
 
 # ---------------------------------------------------------------- contact lists
@@ -580,6 +586,12 @@ def _log_impact(log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_
 
 
 # ---------------------------------------------------------------- the drift
+def scratch_specs(n, n_wall, n_entry):
+    """(length, dtype) of the float, int and bool work arrays of `_drift`, for n bodies, n_wall walls and
+    n_entry candidate-list entries."""
+    return ((3 + n_wall) * n + n_entry, np.float64), (6 * n, np.int64), ((1 + n_wall) * n + n_entry, np.bool_)
+
+
 @njit(cache=True)
 def _drift(
     x, v, a_smooth, a, force_keys, force_values, wall_force,
@@ -589,8 +601,12 @@ def _drift(
     t0, T, tol, resting_gap, speed_tol, resting_speed, lcp_iterations, lcp_tol_v, rest_tol_v, rest_tol_a, max_rounds,
     merge,
     log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, log_enabled,
+    f_scratch, i_scratch, b_scratch,
 ):  # fmt: skip
     """Advance every active body from t0 to T (times relative to the step start).
+
+    ``*_scratch`` are work arrays of `scratch_specs` (float, int, bool), kept by the caller between steps:
+    fresh arrays of this size each step would cost more in page faults than the work in them.
 
     Returns (time reached, status, impacts, log entries, log arrays (possibly grown), rounds capped,
     events processed).
@@ -601,18 +617,30 @@ def _drift(
     for k in range(n_wall):
         for d in range(dim):
             wall_size = max(wall_size, abs(wall_p[k, d]))
-    tb = np.full(n, t0)
-    cnt = np.zeros(n, dtype=np.int64)
-    ev_time = np.empty(n)  # (filled by _predict_all)
-    ev_partner = np.empty(n, dtype=np.int64)
-    ev_count = np.zeros(n, dtype=np.int64)
-    expanded = np.zeros(n, dtype=np.bool_)
-    cluster = np.empty(n, dtype=np.int64)
+    n_entry = len(nbrs)
+    tb = f_scratch[:n]
+    ev_time = f_scratch[n : 2 * n]  # (filled by _predict_all)
+    heap_t = f_scratch[2 * n : 3 * n]
+    f_pair = f_scratch[3 * n : 3 * n + n_entry]  # the resting set and its forces (N), by candidate entry
+    f_wall = f_scratch[3 * n + n_entry : (3 + n_wall) * n + n_entry].reshape((n, n_wall))
+    cnt = i_scratch[:n]
+    ev_partner = i_scratch[n : 2 * n]
+    ev_count = i_scratch[2 * n : 3 * n]
+    cluster = i_scratch[3 * n : 4 * n]
+    heap_b = i_scratch[4 * n : 5 * n]
+    where = i_scratch[5 * n : 6 * n]
+    expanded = b_scratch[:n]
+    rest_pair = b_scratch[n : n + n_entry]
+    rest_wall = b_scratch[n + n_entry : (1 + n_wall) * n + n_entry].reshape((n, n_wall))
+    tb[:] = t0
+    f_pair[:] = 0.0
+    f_wall[:] = 0.0
+    cnt[:] = 0
+    ev_count[:] = 0
+    expanded[:] = False
+    rest_pair[:] = False
+    rest_wall[:] = False
     rested = _rested(n, force_keys, force_values, wall_force)
-    rest_pair = np.zeros(len(nbrs), dtype=np.bool_)  # the resting set and its forces (N), by candidate entry
-    f_pair = np.zeros(len(nbrs))
-    rest_wall = np.zeros((n, n_wall), dtype=np.bool_)
-    f_wall = np.zeros((n, n_wall))
     dx = np.empty(dim)
     dv = np.empty(dim)
     da = np.empty(dim)
@@ -679,9 +707,6 @@ def _drift(
     # ---- predictions and the heap
     _predict_all(t0, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, wall_size,
                  rest_wall, tol, speed_tol, ev_time, ev_partner)  # fmt: skip
-    heap_t = np.empty(n)
-    heap_b = np.empty(n, dtype=np.int64)
-    where = np.empty(n, dtype=np.int64)
     size = _heap_build(ev_time, heap_t, heap_b, where)
     for b in range(n):
         p = ev_partner[b]

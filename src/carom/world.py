@@ -27,7 +27,7 @@ from numba import njit
 from . import broadphase
 from .config import DEFAULT, INTEGRATORS, Config
 from .forces import Force
-from .integrate import REBUILD, _drift
+from .integrate import REBUILD, _drift, scratch_specs
 from .model import Model, _number
 from .solver import RULE_CODES, _solve_contacts
 
@@ -136,6 +136,7 @@ class World(Model):
         motion = np.empty(n)
         live = self._movable()
         v_scale, a_scale = _motion_bounds(v, a0, b.radius[:n], live, dt, cfg.contact_tolerance, motion)
+        force_tol = cfg.force_tolerance * max(a_scale, cfg.resting_speed / dt)  # m/s^2
         v_scale = max(v_scale, a_scale * dt)
         a_scale = max(a_scale, v_scale / dt)
         speed_tol = cfg.speed_tolerance * v_scale
@@ -147,15 +148,17 @@ class World(Model):
         capped = False
         while True:
             start, nbrs, margin, large = broadphase.candidates(x, b.radius[:n], b.active[:n], motion, cfg.sweep_safety)
+            specs = scratch_specs(n, self.walls.n, len(nbrs))
+            scratch = [broadphase.scratch(f"drift_{k}", size, dtype) for k, (size, dtype) in enumerate(specs)]
             out = _drift(
                 x, v, a_smooth, a_total, *self._pair_force, self._wall_force,
                 b.inv_mass[:n], b.mass[:n], b.radius[:n], b.restitution[:n], b.inv_inertia[:n], b.active[:n],
                 start, nbrs, large, x.copy(), margin,
                 self.walls.point, self.walls.normal, self.walls.restitution, RULE_CODES[self.restitution_rule],
                 keys, values, t_sub, dt, cfg.contact_tolerance, cfg.resting_gap, speed_tol, cfg.resting_speed,
-                cfg.lcp_iterations, cfg.lcp_tolerance * v_scale, slop / dt, 2.0 * slop / dt**2, cfg.max_rounds,
+                cfg.lcp_iterations, cfg.lcp_tolerance * v_scale, slop / dt, force_tol, cfg.max_rounds,
                 self.impact_mode == "merge",
-                *self._log.values(), log_enabled,
+                *self._log.values(), log_enabled, *scratch,
             )  # fmt: skip
             t_sub, status, impacts, n_log = out[:4]
             self._log = dict(zip(self._log, out[4:11], strict=True))
