@@ -100,6 +100,19 @@ def _apply_impulse(c, p, ci, cj, normal, velocity, inv_mass):
             velocity[j, d] += p * inv_mass[j] * normal[c, d]
 
 
+@njit(cache=True, inline="always")
+def _solve_one(c, ci, cj, normal, target, rate, inv_mass, out):
+    """`_solve_contacts` for the single contact c, in closed form (what its sweeps converge to):
+    ``out[c] = max(0, (u + target) / k)``, k the sum of the inverse masses."""
+    i = ci[c]
+    j = cj[c]
+    k = inv_mass[i] + (inv_mass[j] if j >= 0 else 0.0)
+    p = max(0.0, (_approach_speed(c, ci, cj, normal, rate) + target[c]) / k) if k != 0.0 else 0.0
+    out[c] = p
+    if p != 0.0:
+        _apply_impulse(c, p, ci, cj, normal, rate, inv_mass)
+
+
 @njit(cache=True)
 def _solve_contacts(active, ci, cj, normal, target, rate, inv_mass, out, iterations, tol, warm=False):
     """Projected Gauss–Seidel over the contacts listed in ``active``; ``rate`` is updated in place.

@@ -33,7 +33,7 @@ import math
 
 from numba import njit
 
-from ..solver import _approach_speed, _pair_restitution, _solve_contacts
+from ..solver import _approach_speed, _pair_restitution, _solve_contacts, _solve_one
 from .calendar import _update
 from .cells import _cells_around, _move, _next_crossing
 from .predict import (
@@ -274,8 +274,12 @@ def _rounds(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log
             for b in (cint[c, CI], cint[c, CJ]):
                 if b >= 0 and body[b, INV_MASS] != 0.0:
                     n_cl = _join(body, ct, sums, b, t, n_cl)
-        _solve_contacts(selected[:ns], cint[:, CI], cint[:, CJ], cflt[:, NORMAL : NORMAL + 3], cflt[:, TARGET],
-                        velocity, body[:, INV_MASS], cflt[:, IMPULSE], p.lcp_iterations, p.lcp_tol_v)  # fmt: skip
+        if ns == 1:  # most instants of a gas: one pair (the call and the second sweep would cost more)
+            _solve_one(selected[0], cint[:, CI], cint[:, CJ], cflt[:, NORMAL : NORMAL + 3], cflt[:, TARGET], velocity,
+                       body[:, INV_MASS], cflt[:, IMPULSE])  # fmt: skip
+        else:
+            _solve_contacts(selected[:ns], cint[:, CI], cint[:, CJ], cflt[:, NORMAL : NORMAL + 3], cflt[:, TARGET],
+                            velocity, body[:, INV_MASS], cflt[:, IMPULSE], p.lcp_iterations, p.lcp_tol_v)  # fmt: skip
         for s in range(ns):
             c = selected[s]
             if cflt[c, IMPULSE] <= 0.0:
