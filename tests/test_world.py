@@ -325,7 +325,7 @@ def test_pile_of_1000_spheres_settles_without_overlap_or_escape():
     """1000 spheres (e = 0.5) poured into a box come to rest in a heap: overlaps stay below 1% of a radius
     at every check, none escapes, nothing ever adds energy, and the kinetic energy left is a tiny fraction
     of what was dissipated. (Measured: overlaps below 0.3% of a radius while pouring at dt = 1e-3, 1e-4 R
-    once settled; 2.5 s of simulated time in about 25 s.)"""
+    once settled; 2.5 s of simulated time in about 50 s.)"""
     rng = np.random.default_rng(7)
     r = 0.05
     w = carom.World(dim=3, gravity=(0, 0, -9.81))
