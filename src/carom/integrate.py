@@ -47,9 +47,6 @@ DONE = 0
 REBUILD = 1
 INF = math.inf
 NO_PARTNER = np.iinfo(np.int64).max
-#: Over-relaxation of the start-of-step force solve over the whole resting set (projected SOR): on a
-#: 1000-sphere pile it reaches 1e-3 g in 244 sweeps instead of 1491.
-FORCE_RELAXATION = 1.8
 
 
 # ---------------------------------------------------------------- indexed binary min-heap of event times
@@ -485,8 +482,7 @@ def _contact_forces(sel, ci, cj, cn, cw, x, v, a, inv_mass, h, iterations, tol, 
         if h > 0.0:
             kappa = max(2.0 * (cw[c, GAP] - u * h) / (h * h), -max(u, 0.0) / h)
         cw[c, TARGET] = -(kappa + _centripetal(c, ci, cj, cn, x, v))
-    return _solve_contacts(sel, ci, cj, cn, cw[:, TARGET], a, inv_mass, cw[:, IMPULSE], iterations, tol, warm,
-                           FORCE_RELAXATION if warm else 1.0)  # fmt: skip
+    return _solve_contacts(sel, ci, cj, cn, cw[:, TARGET], a, inv_mass, cw[:, IMPULSE], iterations, tol, warm)
 
 
 @njit(cache=True, inline="always")

@@ -114,7 +114,7 @@ def _solve_one(c, ci, cj, normal, target, rate, inv_mass, out):
 
 
 @njit(cache=True)
-def _solve_contacts(active, ci, cj, normal, target, rate, inv_mass, out, iterations, tol, warm=False, relax=1.0):
+def _solve_contacts(active, ci, cj, normal, target, rate, inv_mass, out, iterations, tol, warm=False):
     """Projected Gauss–Seidel over the contacts listed in ``active``; ``rate`` is updated in place.
 
     Velocity level (``rate`` = velocities, ``out`` = impulses in N s): finds ``out[c] >= 0`` such that
@@ -129,8 +129,6 @@ def _solve_contacts(active, ci, cj, normal, target, rate, inv_mass, out, iterati
 
     ``tol`` (units of ``rate``) bounds the last sweep's largest change. Returns the sweeps used. With
     ``warm``, the sweeps start from the values in ``out``, already applied to ``rate`` (a warm start).
-    ``relax`` in (0, 2) over-relaxes each update (projected SOR: the same solution, reached in fewer sweeps
-    on large systems such as a pile; 1 is plain Gauss–Seidel, best for a few contacts).
     """
     if not warm:
         for c in active:
@@ -144,7 +142,7 @@ def _solve_contacts(active, ci, cj, normal, target, rate, inv_mass, out, iterati
             if k == 0.0:
                 continue
             u = _approach_speed(c, ci, cj, normal, rate)
-            new = max(0.0, out[c] + relax * (u + target[c]) / k)
+            new = max(0.0, out[c] + (u + target[c]) / k)
             dp = new - out[c]
             if dp != 0.0:
                 out[c] = new
