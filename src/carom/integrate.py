@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit
 
 from .config import ROUNDOFF
-from .narrowphase import _out_of_reach, _pair_contact_time, _wall_contact_time
+from .narrowphase import _contact_time, _out_of_reach, _wall_contact_time
 from .solver import _apply_impulse, _approach_speed, _pair_restitution, _solve_contacts
 
 DONE = 0
@@ -55,8 +55,9 @@ NO_PARTNER = np.iinfo(np.int64).max
 # Entries are ordered by time, then body id: the order of events does not depend on the heap's history.
 @njit(cache=True, inline="always")
 def _before(heap_t, heap_b, p, q):
-    """Whether heap entry p comes before entry q."""
-    return heap_t[p] < heap_t[q] or (heap_t[p] == heap_t[q] and heap_b[p] < heap_b[q])
+    """Whether heap entry p comes before entry q (no short-circuit: a branch around array reads would
+    make Numba count references)."""
+    return (heap_t[p] < heap_t[q]) | ((heap_t[p] == heap_t[q]) & (heap_b[p] < heap_b[q]))
 
 
 @njit(cache=True, inline="always")
@@ -81,8 +82,8 @@ def _sift_down(heap_t, heap_b, where, size, p):
     """Move entry p down to its place below."""
     while True:
         first = p
-        for child in (2 * p + 1, 2 * p + 2):
-            if child < size and _before(heap_t, heap_b, child, first):
+        for child in range(2 * p + 1, min(2 * p + 3, size)):
+            if _before(heap_t, heap_b, child, first):
                 first = child
         if first == p:
             return
@@ -145,29 +146,43 @@ def _advance(b, t, x, v, a, tb):
 
 
 @njit(cache=True, inline="always")
-def _pair_time(i, j, t, T, x, v, a, radius, tol, speed_tol, dx, dv, da):
+def _pair_time(i, j, t, T, x, v, a, radius, tol, speed_tol):
     """Time of the next contact of bodies i and j (both at time t) in [t, T], or inf; the same to the last
-    bit for (j, i). Pairs out of reach are rejected here, before any call (`narrowphase._out_of_reach`)."""
+    bit for (j, i). Pairs out of reach are rejected here, before any call (`narrowphase._out_of_reach`).
+    The arithmetic of `narrowphase._pair_contact_time`, on scalars: no array crosses the call."""
     xx = 0.0
+    xv = 0.0
     vv = 0.0
+    xa = 0.0
+    va = 0.0
     aa = 0.0
     for d in range(x.shape[1]):
-        dx[d] = x[j, d] - x[i, d]
-        dv[d] = v[j, d] - v[i, d]
-        da[d] = a[j, d] - a[i, d]
-        xx += dx[d] * dx[d]
-        vv += dv[d] * dv[d]
-        aa += da[d] * da[d]
+        dx = x[j, d] - x[i, d]
+        dv = v[j, d] - v[i, d]
+        da = a[j, d] - a[i, d]
+        xx += dx * dx
+        xv += dx * dv
+        vv += dv * dv
+        xa += dx * da
+        va += dv * da
+        aa += da * da
     s = radius[i] + radius[j]
     slack = _slack(i, j, x, radius, tol)
-    if xx > (s + slack) ** 2 and _out_of_reach(xx, vv, aa, s, T - t):
-        return INF
-    return t + _pair_contact_time(dx, dv, da, s, slack, T - t, speed_tol)
+    if xx > (s + slack) ** 2:
+        if _out_of_reach(xx, vv, aa, s, T - t):
+            return INF
+        return t + _contact_time(xx, xv, vv, xa, va, aa, 0.0, s, slack, T - t, speed_tol)
+    approach = 0.0
+    if xx > 0.0:
+        dist = math.sqrt(xx)
+        for d in range(x.shape[1]):
+            approach += (-(v[j, d] - v[i, d])) * ((x[j, d] - x[i, d]) / dist)
+    return t + _contact_time(xx, xv, vv, xa, va, aa, approach, s, slack, T - t, speed_tol)
 
 
 @njit(cache=True, inline="always")
 def _predict(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, wall_size,
-             rest_wall, tol, speed_tol, dx, dv, da):  # fmt: skip
+             rest_wall, tol, speed_tol):  # fmt: skip
     """Earliest contact of body i in [t, T]: (time, partner); partner < 0 is wall -1 - partner. Contacts in
     the step's resting set (``rest_pair`` by candidate entry, ``rest_wall``) have no events.
 
@@ -181,7 +196,7 @@ def _predict(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_p
         if not active[j] or rest_pair[m] or (inv_mass[i] == 0.0 and inv_mass[j] == 0.0):
             continue
         _advance(j, t, x, v, a, tb)
-        t_c = _pair_time(i, j, t, T, x, v, a, radius, tol, speed_tol, dx, dv, da)
+        t_c = _pair_time(i, j, t, T, x, v, a, radius, tol, speed_tol)
         if t_c < best:
             best = t_c
             partner = j
@@ -268,10 +283,7 @@ def _predict_all(t, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair
     way round (``x_i - x_j == -(x_j - x_i)`` exactly, and every product in it pairs two such
     differences), and as rows are visited in id order each body still meets its partners in id order,
     walls last, so ties go to the same partner as in `_predict`."""
-    n, dim = x.shape
-    dx = np.empty(dim)
-    dv = np.empty(dim)
-    da = np.empty(dim)
+    n = x.shape[0]
     for i in range(n):
         ev_time[i] = INF
         ev_partner[i] = NO_PARTNER
@@ -282,7 +294,7 @@ def _predict_all(t, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair
             j = nbrs[m]
             if j <= i or not active[j] or rest_pair[m] or (inv_mass[i] == 0.0 and inv_mass[j] == 0.0):
                 continue
-            t_c = _pair_time(i, j, t, T, x, v, a, radius, tol, speed_tol, dx, dv, da)
+            t_c = _pair_time(i, j, t, T, x, v, a, radius, tol, speed_tol)
             if t_c < ev_time[i] and inv_mass[i] != 0.0:
                 ev_time[i] = t_c
                 ev_partner[i] = j
@@ -641,9 +653,6 @@ def _drift(
     rest_pair[:] = False
     rest_wall[:] = False
     rested = _rested(n, force_keys, force_values, wall_force)
-    dx = np.empty(dim)
-    dv = np.empty(dim)
-    da = np.empty(dim)
     nrm = np.empty(dim)
     cap = 64
     ci = np.empty(cap, dtype=np.int64)
@@ -725,7 +734,7 @@ def _drift(
         if p >= 0 and (ev_count[i] != cnt[p] or not active[p]):
             ev_time[i], ev_partner[i] = _predict(
                 i, t_now, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n,
-                wall_size, rest_wall, tol, speed_tol, dx, dv, da,
+                wall_size, rest_wall, tol, speed_tol,
             )  # fmt: skip
             if ev_partner[i] >= 0 and ev_partner[i] != NO_PARTNER:
                 ev_count[i] = cnt[ev_partner[i]]
@@ -880,7 +889,7 @@ def _drift(
                     stray = True
             ev_time[b], ev_partner[b] = _predict(
                 b, t_now, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n,
-                wall_size, rest_wall, tol, speed_tol, dx, dv, da,
+                wall_size, rest_wall, tol, speed_tol,
             )  # fmt: skip
             q_partner = ev_partner[b]
             if q_partner >= 0 and q_partner != NO_PARTNER:

@@ -164,20 +164,33 @@ def _pair_contact_time(dx, dv, da, contact_distance, slack, horizon, speed_tol):
     ``contact_distance``: sum of radii S (m); ``slack``: gap (m) up to which the pair touches; ``speed_tol``:
     approach speeds below it (m/s) count as zero.
     """
-    dim = len(dx)
     xx = 0.0
     xv = 0.0
     vv = 0.0
     xa = 0.0
     va = 0.0
     aa = 0.0
-    for d in range(dim):
+    for d in range(len(dx)):
         xx += dx[d] * dx[d]
         xv += dx[d] * dv[d]
         vv += dv[d] * dv[d]
         xa += dx[d] * da[d]
         va += dv[d] * da[d]
         aa += da[d] * da[d]
+    approach = 0.0
+    if xx <= (contact_distance + slack) ** 2 and xx > 0.0:
+        # the same arithmetic as the event's own test (integrate._touching, solver._approach_speed)
+        dist = math.sqrt(xx)
+        for d in range(len(dx)):
+            approach += (-dv[d]) * (dx[d] / dist)
+    return _contact_time(xx, xv, vv, xa, va, aa, approach, contact_distance, slack, horizon, speed_tol)
+
+
+@njit(cache=True)
+def _contact_time(xx, xv, vv, xa, va, aa, approach, contact_distance, slack, horizon, speed_tol):
+    """`_pair_contact_time` from the products of ``dx, dv, da`` (``xv = dx . dv`` and so on) and, if the
+    pair touches, its approach speed (m/s); scalars only, so that hot loops call it without counting
+    references on arrays."""
     s2 = contact_distance * contact_distance
     reach2 = (contact_distance + slack) ** 2
     touch = reach2 - s2
@@ -187,11 +200,6 @@ def _pair_contact_time(dx, dv, da, contact_distance, slack, horizon, speed_tol):
     c3 = va
     c4 = 0.25 * aa
     if xx <= reach2 and xx > 0.0:
-        # the same arithmetic as the event's own test (integrate._touching, solver._approach_speed)
-        dist = math.sqrt(xx)
-        approach = 0.0
-        for d in range(dim):
-            approach += (-dv[d]) * (dx[d] / dist)
         if approach > speed_tol:
             return 0.0
         opened = _crossing(c0 - touch, c1, c2, c3, c4, 0.0, horizon, False)
