@@ -33,7 +33,7 @@ def _winner(key, tree, node):
     return left if key[left] <= key[right] else right
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _rebuild(key, tree):
     """Replay every match (after all keys were set)."""
     for node in range(len(tree) // 2 - 1, 0, -1):

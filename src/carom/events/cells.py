@@ -80,7 +80,7 @@ def _remove(link, head, chain, geo, b):
         chain[after, PREV] = before
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _fill(body, link, head, chain, geo):
     for b in range(body.shape[0]):
         for d in range(3):
@@ -120,7 +120,7 @@ def _cells_around(link, geo, b, axis, step, out):
     return count
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _face_time(c0, c1, c2):
     """Delay until c0 + c1 t + c2 t^2 (the distance to a face, positive inside) first turns negative;
     0 if it is not positive now and decreasing (a body on or just past a face, moving out)."""

@@ -9,38 +9,26 @@ plus O(log n) for the calendar.
 The stages of one event (`resolve._instant`, `resolve._cross`, `predict._predict` and what they call
 once) are inlined into the loop (``inline="always"``): a call that hands over the engine's arrays costs
 more than most events' arithmetic (see `carom.events.state`). The scans over bodies stay calls.
+
+Every kernel of the engine is compiled without Numba's reference counting (``_nrt=False``): they allocate
+nothing (every array comes from the caller), and with it each array handed between the inlined helpers
+cost a call to ``NRT_incref``/``NRT_decref``, some 430 calls per event, a third of its cost.
 """
 
 from __future__ import annotations
 
 import math
 
-from numba import carray, njit, types
-from numba.extending import intrinsic
+from numba import njit
 
 from .calendar import _rebuild, _update
 from .cells import _next_crossing
 from .predict import _kinetic, _moved, _predict
 from .resolve import OK, _cross, _instant, _rest_on_walls
-from .state import COUNT, CX_TIME, EV_TIME, EVENTS, FACE, PARTNER, PARTNER_COUNT, TB, A, Contacts, V, X
+from .state import COUNT, CX_TIME, EV_TIME, EVENTS, FACE, PARTNER, PARTNER_COUNT, TB, A, V, X
 
 
-@intrinsic
-def _pointer(typingctx, address, dtype):
-    sig = types.CPointer(dtype.dtype)(address, dtype)
-
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
-
-    return sig, codegen
-
-
-@njit(cache=True)
-def _unmanaged(a):
-    return carray(_pointer(a.ctypes.data, a.dtype), a.shape)
-
-
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _start(body, link, head, chain, geo, walls, p, ct, key, tree, t):
     """Resting accelerations, first predictions and the calendar, every body being at time t."""
     n = len(body)
@@ -56,23 +44,11 @@ def _start(body, link, head, chain, geo, walls, p, ct, key, tree, t):
     _rebuild(key, tree)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _run(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, key, tree, tally, sums, t_end,
          max_events):  # fmt: skip
     """Process events up to time t_end, at most ``max_events`` of them. Returns (status, time of the last
     event processed or -inf); a status other than OK asks the caller to grow an array and call again."""
-    ct = Contacts(_unmanaged(ct.cint), _unmanaged(ct.cflt), _unmanaged(ct.selected), _unmanaged(ct.cluster),
-                  _unmanaged(ct.saved_v), _unmanaged(ct.flags), _unmanaged(ct.cells), _unmanaged(ct.near),
-                  _unmanaged(ct.near_x), _unmanaged(ct.lists), _unmanaged(ct.used), _unmanaged(ct.rel),
-                  _unmanaged(ct.staged), _unmanaged(ct.wall_idx), _unmanaged(ct.wall_flt))  # fmt: skip
-    return _loop(_unmanaged(body), _unmanaged(link), _unmanaged(head), _unmanaged(chain), geo, _unmanaged(walls),
-                 _unmanaged(keys), _unmanaged(values), p, ct, _unmanaged(log_i), _unmanaged(log_f), _unmanaged(key),
-                 _unmanaged(tree), _unmanaged(tally), _unmanaged(sums), t_end, max_events)  # fmt: skip
-
-
-@njit(cache=True)
-def _loop(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, key, tree, tally, sums, t_end,
-          max_events):  # fmt: skip
     last = -math.inf
     done = 0
     while done < max_events:
@@ -98,7 +74,7 @@ def _loop(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f
     return OK, last
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _synced(body, t, x_out, v_out):
     """Every body's position and velocity at time t, into x_out, v_out ((n, dim) arrays)."""
     for b in range(len(body)):
@@ -108,7 +84,7 @@ def _synced(body, t, x_out, v_out):
             v_out[b, d] = body[b, V + d] + body[b, A + d] * h
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _kinetic_pending(body, t):
     """Sum over bodies of the integral of m |v|^2 from each body's own time to t (J s)."""
     total = 0.0

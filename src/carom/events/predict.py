@@ -42,7 +42,7 @@ from .state import (
 INF = math.inf
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _moved(x, v, a, h):
     """Position after a flight of h seconds (one formula everywhere, so that results agree bitwise)."""
     return x + (v * h + 0.5 * a * h * h)
@@ -73,7 +73,7 @@ def _advance(body, b, t, sums):
     body[b, TB] = t
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _nearest(r, periodic, length):
     """Component r of a separation, made the nearest periodic image (|r| < length on entry)."""
     if periodic:
@@ -121,7 +121,7 @@ def _relative(body, geo, p, i, j, t):
     )  # fmt: skip
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _opening_speed(pressing, size, tol):
     """Least separation speed (m/s) at which a contact pressed together with normal acceleration
     ``pressing`` (m/s^2) opens beyond 4 contact tolerances (``tol`` times ``size``, m) before it closes
@@ -129,7 +129,7 @@ def _opening_speed(pressing, size, tol):
     return 2.0 * math.sqrt(2.0 * pressing * tol * size)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _pair_state(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, p):
     """(touching, now) for a pair in relative state x, v, a: touching within the tolerance, and either
     approaching faster than ``speed_tol``, or pressed together (normal acceleration of approach above
@@ -194,7 +194,7 @@ def _wall_state(body, walls, p, b, k, t):
     return touching, now, gap, ns, na
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _quartic_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, horizon, p, rel):
     """`_pair_delay` for unequal accelerations, by `carom.narrowphase` on a finite horizon: no root of
     f(t) = |x + v t + a t^2 / 2|^2 - D^2 = sum c_k t^k lies beyond the Cauchy bound 1 + max |c_k / c_4|.
@@ -221,8 +221,7 @@ def _quartic_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, horizon
 @njit(cache=True, inline="always")
 def _bodies_delay(body, p, b, j, horizon, x0, x1, x2, v0, v1, v2):
     """`_pair_delay` of bodies b and j, j at relative position x and velocity v (inf for two fixed bodies).
-    Called for every pair a scan meets: it takes no scratch array, so that nothing in the loop needs
-    reference counting (`_general_delay` does the rest)."""
+    Called for every pair a scan meets: it takes no scratch array (`_general_delay` does the rest)."""
     if body[b, INV_MASS] == 0.0 and body[j, INV_MASS] == 0.0:
         return INF
     a0, a1, a2 = 0.0, 0.0, 0.0
@@ -231,7 +230,7 @@ def _bodies_delay(body, p, b, j, horizon, x0, x1, x2, v0, v1, v2):
     return _pair_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, body[b, RADIUS] + body[j, RADIUS], horizon, p)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _general_delay(body, p, rel, b, j, horizon, x0, x1, x2, v0, v1, v2):
     """`_bodies_delay` for unequal accelerations (the quartic; ``rel`` is (3, 3) scratch)."""
     a0, a1, a2 = body[j, A] - body[b, A], body[j, A + 1] - body[b, A + 1], body[j, A + 2] - body[b, A + 2]
@@ -239,7 +238,7 @@ def _general_delay(body, p, rel, b, j, horizon, x0, x1, x2, v0, v1, v2):
     return _quartic_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, s, horizon, p, rel)
 
 
-@njit(cache=True, error_model="numpy")  # for `_pair_delay`, inlined
+@njit(cache=True, error_model="numpy", _nrt=False)  # for `_pair_delay`, inlined
 def _scan(body, link, head, chain, geo, p, cells, rel, b, t, axis, step, best):
     """Earliest contact of body b after t with the bodies of the cells around it (axis = -1) or of the
     slab just entered (see `_cells_around`), if before ``best``: (time, partner), partner -1 if none."""
@@ -266,7 +265,7 @@ def _scan(body, link, head, chain, geo, p, cells, rel, b, t, axis, step, best):
     return best, partner
 
 
-@njit(cache=True, error_model="numpy")  # for `_pair_delay`, inlined
+@njit(cache=True, error_model="numpy", _nrt=False)  # for `_pair_delay`, inlined
 def _scan_near(body, p, rel, near, near_x, start, end, b, t):
     """`_scan` over the bodies ``near[start:end]``, at relative positions ``near_x`` (b and they at time
     t; the bodies around b that `resolve` listed before it changed velocities)."""

@@ -293,7 +293,7 @@ def _rounds(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log
                         return CONTACTS_FULL, n_cl, nc
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _rest_on_walls(body, walls, p, wall_idx, wall_flt, b, t):
     """Give body b (at time t) its acceleration: gravity, less the reaction of every wall it touches
     without moving off it (an acceleration-level contact problem; mass drops out against walls). Its

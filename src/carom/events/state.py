@@ -2,8 +2,9 @@
 
 Layout: one row per body, in two arrays — ``body`` (floats) and ``link`` (integers) — with named
 columns. Event-driven work visits bodies in random order, so a body's whole state sitting in two cache
-lines beats one array per field; and kernels pass a handful of arrays rather than dozens (in Numba, every
-array handed to a call costs reference counting: measured 20 ns per call for 3 arrays, 250 ns for 60).
+lines beats one array per field; and kernels pass a handful of arrays rather than dozens (in Numba every
+array handed to a call is passed field by field: a call handing over the engine's arrays costs some 450
+cycles; the kernels are compiled without reference counting, see `carom.events.loop`).
 Constants travel as named tuples of scalars, which cost nothing to pass.
 
 Kernels always work in three dimensions: a 2D world is the plane z = 0 (its z components stay exactly 0
