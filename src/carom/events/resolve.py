@@ -87,6 +87,7 @@ from .state import (
     E,
     V,
     X,
+    _prefetch,
 )  # fmt: skip
 
 OK, CONTACTS_FULL, LOG_FULL = 0, 1, 2
@@ -140,6 +141,8 @@ def _gather(body, link, head, chain, geo, walls, p, ct, sums, b, t, n_cl, nc):
                 near[end] = j
                 end += 1
             j = chain[j, NEXT]
+    for k in range(start, end):
+        _prefetch(body, near[k])
     ct.lists[row, 0], ct.lists[row, 1], ct.lists[row, 2] = b, start, end
     ct.used[0], ct.used[1] = row + 1, end
     xb0, xb1, xb2 = body[b, X], body[b, X + 1], body[b, X + 2]
