@@ -319,50 +319,27 @@ def _predict_all(t, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair
 APPROACH, RESTITUTION, TARGET, IMPULSE, RESTING, GAP, FORCE, UPDATE = 0, 1, 2, 3, 4, 5, 6, 7
 
 
-@njit(cache=True)
-def _grow_contacts(ci, cj, ck, cn, cw, need):
-    """The contact arrays with room for at least ``need`` contacts (twice as many as now, at least).
-    Callers grow them before a loop, never inside one: reassigning arrays in a loop makes Numba count
-    references on every array of it at every iteration."""
-    cap = max(2 * len(ci), need)
-    ci2 = np.empty(cap, dtype=np.int64)
-    cj2 = np.empty(cap, dtype=np.int64)
-    ck2 = np.empty(cap, dtype=np.int64)
-    cn2 = np.empty((cap, cn.shape[1]))
-    cw2 = np.empty((cap, cw.shape[1]))
-    m = len(ci)
-    ci2[:m] = ci
-    cj2[:m] = cj
-    ck2[:m] = ck
-    cn2[:m] = cn
-    cw2[:m] = cw
-    return ci2, cj2, ck2, cn2, cw2
-
-
 @njit(cache=True, inline="always")
-def _put_contact(ci, cj, ck, cn, cw, c, i, j, m, normal, gap, resting, force):
+def _put_contact(ci, cj, ck, cn, cw, c, i, j, m, normal, sign, gap, resting, force):
     """Write contact c: bodies i-j (``m``: the entry of j in i's candidate list, -1 for a wall), unit normal
-    i -> j, gap (m), resting flag and the force it carries (N)."""
+    i -> j (``sign * normal``), gap (m), resting flag and the force it carries (N)."""
     ci[c] = i
     cj[c] = j
     ck[c] = m
     for d in range(cn.shape[1]):
-        cn[c, d] = normal[d]
+        cn[c, d] = sign * normal[d]
     cw[c, RESTING] = 1.0 if resting else 0.0
     cw[c, GAP] = gap
     cw[c, FORCE] = force
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # no reference counting on its arrays: it allocates nothing
 def _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_size, tol, resting_gap, merge, ci, cj,
-                 ck, cn, cw):  # fmt: skip
+                 ck, cn, cw, nrm):  # fmt: skip
     """Every contact (all bodies at one time) touching or within ``resting_gap`` of the smaller radius, in
-    body order, into the contact arrays; returns their number, which may exceed the capacity: then only
-    the first are kept, and the caller grows the arrays to the count and gathers again. No body pairs in
-    merge mode (bodies that touch merge)."""
+    body order, into the contact arrays (room for `contact_capacity`); returns their number. No body pairs
+    in merge mode (bodies that touch merge). ``nrm``: work array of dim floats."""
     n, dim = x.shape
-    nrm = np.empty(dim)
-    cap = len(ci)
     nc = 0
     for b in range(n):
         if not active[b]:
@@ -380,8 +357,7 @@ def _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_
                         continue
                     gap = _pair_gap(b, j, x, radius, tol, nrm)
                     if gap <= resting_gap * min(radius[b], radius[j]):
-                        if nc < cap:
-                            _put_contact(ci, cj, ck, cn, cw, nc, b, j, m, nrm, gap, False, 0.0)
+                        _put_contact(ci, cj, ck, cn, cw, nc, b, j, m, nrm, 1.0, gap, False, 0.0)
                         nc += 1
         if inv_mass[b] != 0.0:
             # beyond both the resting gap and the touching slack: a plane distance rejects the wall
@@ -391,8 +367,7 @@ def _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_
                     continue
                 gap = _wall_gap(b, k, x, radius, wall_p, wall_n, tol)
                 if gap <= resting_gap * radius[b]:
-                    if nc < cap:
-                        _put_contact(ci, cj, ck, cn, cw, nc, b, -1 - k, -1, -wall_n[k], gap, False, 0.0)
+                    _put_contact(ci, cj, ck, cn, cw, nc, b, -1 - k, -1, wall_n[k], -1.0, gap, False, 0.0)
                     nc += 1
     return nc
 
@@ -529,11 +504,11 @@ def _resting_speed(i, j, a, a_smooth, rested, dt, resting_speed):
     return max(resting_speed, dt * scale)
 
 
-@njit(cache=True)
-def _rested(n, force_keys, force_values, wall_force):
-    """Which of the n bodies carried a resting-contact force at the end of the last step (from its forces:
-    pairs by key ``i * n + j``, walls by row)."""
-    rested = np.zeros(n, dtype=np.bool_)
+@njit(cache=True, inline="always")
+def _rested(n, force_keys, force_values, wall_force, rested):
+    """Mark in ``rested`` which of the n bodies carried a resting-contact force at the end of the last step
+    (from its forces: pairs by key ``i * n + j``, walls by row)."""
+    rested[:] = False
     for k in range(len(force_keys)):
         if force_values[k] != 0.0:
             rested[force_keys[k] // n] = True
@@ -541,7 +516,6 @@ def _rested(n, force_keys, force_values, wall_force):
     for b in range(n):
         for k in range(wall_force.shape[1]):
             rested[b] = rested[b] or wall_force[b, k] != 0.0
-    return rested
 
 
 @njit(cache=True, inline="always")
@@ -558,9 +532,6 @@ def _rest_limit(c, ci, cj, a, a_smooth, rested, dt, resting_speed, speed_tol, re
 def _expand(b, t, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p, wall_n, rest_wall,
             f_wall, tol, merge, expanded, ci, cj, ck, cn, cw, nc, nrm):  # fmt: skip
     """Add the contacts of body b (at time t) not yet gathered, touching or resting; mark b expanded."""
-    need = nc + start[b + 1] - start[b] + wall_p.shape[0]
-    if need > len(ci):
-        ci, cj, ck, cn, cw = _grow_contacts(ci, cj, ck, cn, cw, need)
     if not merge:
         for m in range(start[b], start[b + 1]):
             j = nbrs[m]
@@ -569,42 +540,60 @@ def _expand(b, t, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair,
             _advance(j, t, x, v, a, tb)
             gap = _pair_gap(b, j, x, radius, tol, nrm)
             if gap == 0.0 or rest_pair[m]:
-                _put_contact(ci, cj, ck, cn, cw, nc, b, j, m, nrm, gap, rest_pair[m], f_pair[m])
+                _put_contact(ci, cj, ck, cn, cw, nc, b, j, m, nrm, 1.0, gap, rest_pair[m], f_pair[m])
                 nc += 1
     for k in range(wall_p.shape[0]):
         gap = _wall_gap(b, k, x, radius, wall_p, wall_n, tol)
         if gap == 0.0 or rest_wall[b, k]:
-            _put_contact(ci, cj, ck, cn, cw, nc, b, -1 - k, -1, -wall_n[k], gap, rest_wall[b, k], f_wall[b, k])
+            _put_contact(ci, cj, ck, cn, cw, nc, b, -1 - k, -1, wall_n[k], -1.0, gap, rest_wall[b, k], f_wall[b, k])
             nc += 1
     expanded[b] = True
-    return ci, cj, ck, cn, cw, nc
+    return nc
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _log_impact(log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, n_log, t, i, j, normal, impulse,
                 speed, e):  # fmt: skip
-    if n_log == len(log_time):
-        log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e = _grow_log(
-            log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e
-        )
-    log_time[n_log] = t
-    log_i[n_log] = i
-    log_j[n_log] = j
-    log_normal[n_log] = normal
-    log_impulse[n_log] = impulse
-    log_speed[n_log] = speed
-    log_e[n_log] = e
-    return log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, n_log + 1
+    """Log impact number n_log if the log has room for it; returns n_log + 1 (the caller grows a full log
+    and runs the drift again)."""
+    if n_log < len(log_time):
+        log_time[n_log] = t
+        log_i[n_log] = i
+        log_j[n_log] = j
+        for d in range(log_normal.shape[1]):
+            log_normal[n_log, d] = normal[d]
+        log_impulse[n_log] = impulse
+        log_speed[n_log] = speed
+        log_e[n_log] = e
+    return n_log + 1
 
 
 # ---------------------------------------------------------------- the drift
-def scratch_specs(n, n_wall, n_entry):
-    """(length, dtype) of the float, int and bool work arrays of `_drift`, for n bodies, n_wall walls and
-    n_entry candidate-list entries."""
-    return ((3 + n_wall) * n + n_entry, np.float64), (6 * n, np.int64), ((1 + n_wall) * n + n_entry, np.bool_)
-
-
 @njit(cache=True)
+def contact_capacity(n, n_wall, n_entry):
+    """The most contacts the drift holds at once: each body's candidates and walls, once (a gather takes each
+    pair once; an event expands each body at most once)."""
+    return n_entry + n * n_wall
+
+
+def scratch_specs(n, dim, n_wall, n_entry):
+    """(length, dtype) of the float, int and bool work arrays of `_drift`, for n bodies in dim dimensions,
+    n_wall walls and n_entry candidate-list entries."""
+    cap = contact_capacity(n, n_wall, n_entry)
+    return (
+        ((3 + n_wall) * n + 2 * n_entry + dim + (dim + 8) * cap, np.float64),
+        (6 * n + n_entry + 4 * cap, np.int64),
+        ((2 + n_wall) * n + n_entry, np.bool_),
+    )
+
+
+def carried_forces(scratch, n, n_wall, n_entry, nk):
+    """Copies of the nk pair-force keys and values (N) that `_drift` left in its ``scratch`` arrays."""
+    f_at = (3 + n_wall) * n + n_entry
+    return scratch[1][6 * n : 6 * n + nk].copy(), scratch[0][f_at : f_at + nk].copy()
+
+
+@njit(cache=True, _nrt=False)  # no reference counting in the event loop (calls on every array): it allocates nothing
 def _drift(
     x, v, a_smooth, a, force_keys, force_values, wall_force,
     inv_mass, mass, radius, restitution, inv_inertia, active,
@@ -618,10 +607,11 @@ def _drift(
     """Advance every active body from t0 to T (times relative to the step start).
 
     ``*_scratch`` are work arrays of `scratch_specs` (float, int, bool), kept by the caller between steps:
-    fresh arrays of this size each step would cost more in page faults than the work in them.
+    fresh arrays of this size each step would cost more in page faults than the work in them. On return
+    they also hold the pair forces carried at the end, the next step's warm start (`carried_forces`).
 
-    Returns (time reached, status, impacts, log entries, log arrays (possibly grown), rounds capped,
-    events processed).
+    Returns (time reached, status, impacts, impacts to log (more than the log holds: grow it and run the
+    drift again on the state it started from), rounds capped, events processed, pair forces carried).
     """
     n, dim = x.shape
     n_wall = wall_p.shape[0]
@@ -644,6 +634,19 @@ def _drift(
     expanded = b_scratch[:n]
     rest_pair = b_scratch[n : n + n_entry]
     rest_wall = b_scratch[n + n_entry : (1 + n_wall) * n + n_entry].reshape((n, n_wall))
+    rested = b_scratch[(1 + n_wall) * n + n_entry : (2 + n_wall) * n + n_entry]
+    cap = contact_capacity(n, n_wall, n_entry)
+    f_at = (3 + n_wall) * n + n_entry
+    out_values = f_scratch[f_at : f_at + n_entry]
+    nrm = f_scratch[f_at + n_entry : f_at + n_entry + dim]
+    f_at += n_entry + dim
+    cn = f_scratch[f_at : f_at + dim * cap].reshape((cap, dim))
+    cw = f_scratch[f_at + dim * cap : f_at + (dim + 8) * cap].reshape((cap, 8))
+    out_keys = i_scratch[6 * n : 6 * n + n_entry]
+    ci = i_scratch[6 * n + n_entry : 6 * n + n_entry + cap]
+    cj = i_scratch[6 * n + n_entry + cap : 6 * n + n_entry + 2 * cap]
+    ck = i_scratch[6 * n + n_entry + 2 * cap : 6 * n + n_entry + 3 * cap]
+    sel = i_scratch[6 * n + n_entry + 3 * cap : 6 * n + n_entry + 4 * cap]
     tb[:] = t0
     f_pair[:] = 0.0
     f_wall[:] = 0.0
@@ -652,15 +655,7 @@ def _drift(
     expanded[:] = False
     rest_pair[:] = False
     rest_wall[:] = False
-    rested = _rested(n, force_keys, force_values, wall_force)
-    nrm = np.empty(dim)
-    cap = 64
-    ci = np.empty(cap, dtype=np.int64)
-    cj = np.empty(cap, dtype=np.int64)
-    ck = np.empty(cap, dtype=np.int64)
-    cn = np.empty((cap, dim))
-    cw = np.empty((cap, 8))
-    sel = np.empty(cap, dtype=np.int64)
+    _rested(n, force_keys, force_values, wall_force, rested)
     impacts = 0
     n_log = 0
     capped = False
@@ -672,13 +667,8 @@ def _drift(
             a[b, d] = a_smooth[b, d]
     h = T - t0
     nc = _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_size, tol, resting_gap, merge, ci,
-                      cj, ck, cn, cw)  # fmt: skip
-    if nc > len(ci):
-        ci, cj, ck, cn, cw = _grow_contacts(ci, cj, ck, cn, cw, nc)
-        _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_size, tol, resting_gap, merge, ci,
-                     cj, ck, cn, cw)  # fmt: skip
+                      cj, ck, cn, cw, nrm)  # fmt: skip
     if nc and h > 0.0:  # (a drift that resumes exactly at the end of the step moves nothing)
-        sel = np.empty(nc, dtype=np.int64)
         ns = 0
         slow = False
         for c in range(nc):
@@ -755,7 +745,7 @@ def _drift(
                 if inv_mass[i] + inv_mass[p] > 0.0:
                     mu = 1.0 / (inv_mass[i] + inv_mass[p])
                 if log_enabled:
-                    log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, n_log = _log_impact(
+                    n_log = _log_impact(
                         log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, n_log,
                         t_now, i, p, nrm, mu * max(u, 0.0), u, 0.0,
                     )  # fmt: skip
@@ -771,7 +761,7 @@ def _drift(
             if b < 0:
                 continue
             _advance(b, t_now, x, v, a, tb)
-            ci, cj, ck, cn, cw, nc = _expand(
+            nc = _expand(
                 b, t_now, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p, wall_n,
                 rest_wall, f_wall, tol, merge, expanded, ci, cj, ck, cn, cw, nc, nrm,
             )  # fmt: skip
@@ -779,8 +769,6 @@ def _drift(
             n_cluster += 1
         rounds = 0
         while True:
-            if len(sel) < nc:
-                sel = np.empty(len(ci), dtype=np.int64)
             # A round: the touching contacts that approach, except resting ones approaching slower than the
             # resting speed (their forces take care of them: an impulse must not run through a whole pile).
             ns = 0
@@ -822,27 +810,21 @@ def _drift(
                 if e_pair == 1.0 or cw[c, APPROACH] > v_rest:
                     impacts += 1
                     if log_enabled:
-                        log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, n_log = _log_impact(
+                        n_log = _log_impact(
                             log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, n_log,
                             t_now, ci[c], cj[c], cn[c], cw[c, IMPULSE], cw[c, APPROACH], cw[c, RESTITUTION],
                         )  # fmt: skip
                 for b in (ci[c], cj[c]):
                     if b >= 0 and inv_mass[b] != 0.0 and not expanded[b]:
-                        ci, cj, ck, cn, cw, nc = _expand(
+                        nc = _expand(
                             b, t_now, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p,
                             wall_n, rest_wall, f_wall, tol, merge, expanded, ci, cj, ck, cn, cw, nc, nrm,
                         )  # fmt: skip
                         cluster[n_cluster] = b
                         n_cluster += 1
-                        if len(sel) < nc:
-                            grown = np.empty(len(ci), dtype=np.int64)
-                            grown[:ns] = sel[:ns]
-                            sel = grown
 
         # ---- the resting set and its forces around the bodies involved: the forces their contacts carried
         # are taken off both bodies and solved anew with both free (neighbours' other contacts as they are)
-        if len(sel) < nc:
-            sel = np.empty(len(ci), dtype=np.int64)
         ns = 0
         for c in range(nc):
             rests = _rests(c, ci, cj, cn, cw, v, a_smooth, _rest_limit(c, ci, cj, a, a_smooth, rested, T, resting_speed,
@@ -907,25 +889,22 @@ def _drift(
     t_end = t_now if status == REBUILD else T
     _advance_all(t_end, x, v, a, tb, active)
     # the forces carried at the end, for the next step's warm start
-    wall_force[:] = f_wall
+    for b in range(n):
+        for k in range(n_wall):
+            wall_force[b, k] = f_wall[b, k]
     nk = 0
     for b in range(n):
         for m in range(start[b], start[b + 1]):
             if nbrs[m] > b and f_pair[m] != 0.0:
                 nk += 1
-    force_keys = np.empty(nk, dtype=np.int64)
-    force_values = np.empty(nk)
     nk = 0
     for b in range(n):
         for m in range(start[b], start[b + 1]):
             if nbrs[m] > b and f_pair[m] != 0.0:
-                force_keys[nk] = b * n + nbrs[m]
-                force_values[nk] = f_pair[m]
+                out_keys[nk] = b * n + nbrs[m]
+                out_values[nk] = f_pair[m]
                 nk += 1
-    return (
-        t_end, status, impacts, n_log,
-        log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, capped, events, force_keys, force_values,
-    )  # fmt: skip
+    return t_end, status, impacts, n_log, capped, events, nk
 
 
 @njit(cache=True)
@@ -944,27 +923,6 @@ def _inelastic_selection(sel, ci, cj, cn, cw, v, a, a_smooth, rested, T, resting
             cw[c, RESTITUTION] = 0.0
             cw[c, TARGET] = 0.0
     return ns
-
-
-@njit(cache=True)
-def _grow_log(log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e):
-    cap = 2 * len(log_time)
-    t2 = np.empty(cap)
-    i2 = np.empty(cap, dtype=np.int64)
-    j2 = np.empty(cap, dtype=np.int64)
-    n2 = np.empty((cap, log_normal.shape[1]))
-    p2 = np.empty(cap)
-    s2 = np.empty(cap)
-    e2 = np.empty(cap)
-    m = len(log_time)
-    t2[:m] = log_time
-    i2[:m] = log_i
-    j2[:m] = log_j
-    n2[:m] = log_normal
-    p2[:m] = log_impulse
-    s2[:m] = log_speed
-    e2[:m] = log_e
-    return t2, i2, j2, n2, p2, s2, e2
 
 
 @njit(cache=True)

@@ -149,7 +149,7 @@ def _polynomial_crossing(c, lo, hi, descending):
     return INF
 
 
-@njit(cache=True, _nrt=True)  # it allocates: never inherit a caller's _nrt=False (the event engine's kernels)
+@njit(cache=True, _nrt=True)  # it allocates: never inherit a caller's _nrt=False (the drift, the event kernels)
 def _crossing(c0, c1, c2, c3, c4, lo, hi, descending):
     if c3 == 0.0 and c4 == 0.0:
         return _quadratic_crossing(c0, c1, c2, lo, hi, descending)

@@ -27,7 +27,7 @@ from numba import njit
 from . import broadphase
 from .config import DEFAULT, INTEGRATORS, Config
 from .forces import Force
-from .integrate import REBUILD, _drift, scratch_specs
+from .integrate import REBUILD, _drift, carried_forces, scratch_specs
 from .model import Model, _number
 from .solver import RULE_CODES, _solve_contacts
 
@@ -148,24 +148,33 @@ class World(Model):
         capped = False
         while True:
             start, nbrs, margin, large = broadphase.candidates(x, b.radius[:n], b.active[:n], motion, cfg.sweep_safety)
-            specs = scratch_specs(n, self.walls.n, len(nbrs))
+            specs = scratch_specs(n, x.shape[1], self.walls.n, len(nbrs))
             scratch = [broadphase.scratch(f"drift_{k}", size, dtype) for k, (size, dtype) in enumerate(specs)]
-            out = _drift(
-                x, v, a_smooth, a_total, *self._pair_force, self._wall_force,
-                b.inv_mass[:n], b.mass[:n], b.radius[:n], b.restitution[:n], b.inv_inertia[:n], b.active[:n],
-                start, nbrs, large, x.copy(), margin,
-                self.walls.point, self.walls.normal, self.walls.restitution, RULE_CODES[self.restitution_rule],
-                keys, values, t_sub, dt, cfg.contact_tolerance, cfg.resting_gap, speed_tol, cfg.resting_speed,
-                cfg.lcp_iterations, cfg.lcp_tolerance * v_scale, slop / dt, force_tol, cfg.max_rounds,
-                self.impact_mode == "merge",
-                *self._log.values(), log_enabled, *scratch,
-            )  # fmt: skip
-            t_sub, status, impacts, n_log = out[:4]
-            self._log = dict(zip(self._log, out[4:11], strict=True))
-            capped = capped or out[11]
+            # what the drift changes, kept to run it again should the impact log fill up
+            changed = (x, v, a_smooth, self._wall_force, b.inv_mass[:n], b.mass[:n], b.radius[:n], b.inv_inertia[:n],
+                       b.active[:n])  # fmt: skip
+            kept = [arr.copy() for arr in changed] if log_enabled else []
+            while True:
+                out = _drift(
+                    x, v, a_smooth, a_total, *self._pair_force, self._wall_force,
+                    b.inv_mass[:n], b.mass[:n], b.radius[:n], b.restitution[:n], b.inv_inertia[:n], b.active[:n],
+                    start, nbrs, large, x.copy(), margin,
+                    self.walls.point, self.walls.normal, self.walls.restitution, RULE_CODES[self.restitution_rule],
+                    keys, values, t_sub, dt, cfg.contact_tolerance, cfg.resting_gap, speed_tol, cfg.resting_speed,
+                    cfg.lcp_iterations, cfg.lcp_tolerance * v_scale, slop / dt, force_tol, cfg.max_rounds,
+                    self.impact_mode == "merge",
+                    *self._log.values(), log_enabled, *scratch,
+                )  # fmt: skip
+                if out[3] <= len(self._log["time"]):
+                    break
+                for arr, old in zip(changed, kept, strict=True):
+                    arr[...] = old
+                self._log = _empty_log(x.shape[1], 2 * out[3])
+            t_sub, status, impacts, n_log, capped_now, events, nk = out
+            capped = capped or capped_now
             self.collision_count += int(impacts)
-            self.event_count += int(out[12])
-            self._pair_force = out[13:15]
+            self.event_count += int(events)
+            self._pair_force = carried_forces(scratch, n, self.walls.n, len(nbrs), nk)
             if n_log:
                 shifted = dict(self._log)
                 shifted["time"] = self._log["time"][:n_log] + self.time
