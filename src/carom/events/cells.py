@@ -94,6 +94,17 @@ def _cells_around(link, geo, b, axis, step, out):
     """Flat ids of the cells to scan for body b: all 3^d neighbours (axis = -1), or the slab just entered
     by a crossing along ``axis`` in direction ``step``; wrapped on periodic axes, none past the ends, no
     repeats. Written to ``out[:count]`` (``out[27:36]`` is scratch); returns count."""
+    c0, c1, c2 = link[b, CELL], link[b, CELL + 1], link[b, CELL + 2]
+    s0, s1, s2 = geo.shape
+    if axis < 0 and 0 < c0 < s0 - 1 and 0 < c1 < s1 - 1 and 0 < c2 < s2 - 1:  # inside: no wrap, no repeat
+        count = 0
+        for q2 in range(c2 - 1, c2 + 2):
+            for q1 in range(c1 - 1, c1 + 2):
+                row = s0 * (q1 + s1 * q2)
+                for q0 in range(c0 - 1, c0 + 2):
+                    out[count] = row + q0
+                    count += 1
+        return count
     for d in range(3):
         count = 0
         c = link[b, CELL + d]
