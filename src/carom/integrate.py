@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit
 
 from .config import ROUNDOFF
-from .narrowphase import _contact_time, _out_of_reach, _wall_contact_time
+from .narrowphase import _contact_time, _out_of_reach, _relative_products, _wall_contact_time
 from .solver import _apply_impulse, _approach_speed, _pair_restitution, _solve_contacts
 
 DONE = 0
@@ -148,35 +148,13 @@ def _advance(b, t, x, v, a, tb):
 @njit(cache=True, inline="always")
 def _pair_time(i, j, t, T, x, v, a, radius, tol, speed_tol):
     """Time of the next contact of bodies i and j (both at time t) in [t, T], or inf; the same to the last
-    bit for (j, i). Pairs out of reach are rejected here, before any call (`narrowphase._out_of_reach`).
-    The arithmetic of `narrowphase._pair_contact_time`, on scalars: no array crosses the call."""
-    xx = 0.0
-    xv = 0.0
-    vv = 0.0
-    xa = 0.0
-    va = 0.0
-    aa = 0.0
-    for d in range(x.shape[1]):
-        dx = x[j, d] - x[i, d]
-        dv = v[j, d] - v[i, d]
-        da = a[j, d] - a[i, d]
-        xx += dx * dx
-        xv += dx * dv
-        vv += dv * dv
-        xa += dx * da
-        va += dv * da
-        aa += da * da
+    bit for (j, i). Pairs out of reach are rejected here, before any call (`narrowphase._out_of_reach`)."""
     s = radius[i] + radius[j]
     slack = _slack(i, j, x, radius, tol)
-    if xx > (s + slack) ** 2:
-        if _out_of_reach(xx, vv, aa, s, T - t):
-            return INF
-        return t + _contact_time(xx, xv, vv, xa, va, aa, 0.0, s, slack, T - t, speed_tol)
-    approach = 0.0
-    if xx > 0.0:
-        dist = math.sqrt(xx)
-        for d in range(x.shape[1]):
-            approach += (-(v[j, d] - v[i, d])) * ((x[j, d] - x[i, d]) / dist)
+    reach2 = (s + slack) ** 2
+    xx, xv, vv, xa, va, aa, approach = _relative_products(x[i], x[j], v[i], v[j], a[i], a[j], reach2)
+    if xx > reach2 and _out_of_reach(xx, vv, aa, s, T - t):
+        return INF
     return t + _contact_time(xx, xv, vv, xa, va, aa, approach, s, slack, T - t, speed_tol)
 
 

@@ -156,6 +156,40 @@ def _crossing(c0, c1, c2, c3, c4, lo, hi, descending):
     return _polynomial_crossing(np.array([c0, c1, c2, c3, c4]), lo, hi, descending)
 
 
+#: The reference body of `_pair_contact_time`: at rest at the origin (subtracting it is exact).
+ORIGIN = np.zeros(3)
+
+
+@njit(cache=True, inline="always")
+def _relative_products(xi, xj, vi, vj, ai, aj, reach2):
+    """Products of body j's position, velocity and acceleration relative to body i's (rows, m, m/s,
+    m/s^2): ``xx, xv, vv, xa, va, aa`` (``xv = dx . dv`` and so on), and, for a pair closer than
+    ``sqrt(reach2)`` (m), its approach speed (m/s) by the arithmetic of the event's own test
+    (`integrate._touching`, `solver._approach_speed`); 0 otherwise."""
+    xx = 0.0
+    xv = 0.0
+    vv = 0.0
+    xa = 0.0
+    va = 0.0
+    aa = 0.0
+    for d in range(len(xj)):
+        dx = xj[d] - xi[d]
+        dv = vj[d] - vi[d]
+        da = aj[d] - ai[d]
+        xx += dx * dx
+        xv += dx * dv
+        vv += dv * dv
+        xa += dx * da
+        va += dv * da
+        aa += da * da
+    approach = 0.0
+    if xx <= reach2 and xx > 0.0:
+        dist = math.sqrt(xx)
+        for d in range(len(xj)):
+            approach += (-(vj[d] - vi[d])) * ((xj[d] - xi[d]) / dist)
+    return xx, xv, vv, xa, va, aa, approach
+
+
 @njit(cache=True)
 def _pair_contact_time(dx, dv, da, contact_distance, slack, horizon, speed_tol):
     """Delay until two spheres touch, or inf if not within ``horizon`` (s).
@@ -164,33 +198,13 @@ def _pair_contact_time(dx, dv, da, contact_distance, slack, horizon, speed_tol):
     ``contact_distance``: sum of radii S (m); ``slack``: gap (m) up to which the pair touches; ``speed_tol``:
     approach speeds below it (m/s) count as zero.
     """
-    xx = 0.0
-    xv = 0.0
-    vv = 0.0
-    xa = 0.0
-    va = 0.0
-    aa = 0.0
-    for d in range(len(dx)):
-        xx += dx[d] * dx[d]
-        xv += dx[d] * dv[d]
-        vv += dv[d] * dv[d]
-        xa += dx[d] * da[d]
-        va += dv[d] * da[d]
-        aa += da[d] * da[d]
-    approach = 0.0
-    if xx <= (contact_distance + slack) ** 2 and xx > 0.0:
-        # the same arithmetic as the event's own test (integrate._touching, solver._approach_speed)
-        dist = math.sqrt(xx)
-        for d in range(len(dx)):
-            approach += (-dv[d]) * (dx[d] / dist)
-    return _contact_time(xx, xv, vv, xa, va, aa, approach, contact_distance, slack, horizon, speed_tol)
+    products = _relative_products(ORIGIN, dx, ORIGIN, dv, ORIGIN, da, (contact_distance + slack) ** 2)
+    return _contact_time(*products, contact_distance, slack, horizon, speed_tol)
 
 
 @njit(cache=True)
 def _contact_time(xx, xv, vv, xa, va, aa, approach, contact_distance, slack, horizon, speed_tol):
-    """`_pair_contact_time` from the products of ``dx, dv, da`` (``xv = dx . dv`` and so on) and, if the
-    pair touches, its approach speed (m/s); scalars only, so that hot loops call it without counting
-    references on arrays."""
+    """`_pair_contact_time` from `_relative_products` (scalars only: a hot loop hands over no array)."""
     s2 = contact_distance * contact_distance
     reach2 = (contact_distance + slack) ** 2
     touch = reach2 - s2

@@ -238,6 +238,18 @@ def _general_delay(body, p, rel, b, j, horizon, x0, x1, x2, v0, v1, v2):
     return _quartic_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, s, horizon, p, rel)
 
 
+@njit(cache=True, inline="always")
+def _earlier(body, p, rel, b, j, t, best, partner, x0, x1, x2, v0, v1, v2):
+    """(best, partner) with body j in it if its contact with body b (j at relative position x, velocity v,
+    both at time t) comes before ``best``."""
+    delay = _bodies_delay(body, p, b, j, best - t, x0, x1, x2, v0, v1, v2)
+    if delay < 0.0:
+        delay = _general_delay(body, p, rel, b, j, best - t, x0, x1, x2, v0, v1, v2)
+    if t + delay < best:
+        return t + delay, j
+    return best, partner
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)  # for `_pair_delay`, inlined
 def _scan(body, link, head, chain, geo, p, cells, rel, b, t, axis, step, best):
     """Earliest contact of body b after t with the bodies of the cells around it (axis = -1) or of the
@@ -256,11 +268,7 @@ def _scan(body, link, head, chain, geo, p, cells, rel, b, t, axis, step, best):
                 x1 = _nearest(xj1 - xb1, p1, l1)
                 x2 = _nearest(xj2 - xb2, p2, l2)
                 v0, v1, v2 = vj0 - vb0, vj1 - vb1, vj2 - vb2
-                delay = _bodies_delay(body, p, b, j, best - t, x0, x1, x2, v0, v1, v2)
-                if delay < 0.0:
-                    delay = _general_delay(body, p, rel, b, j, best - t, x0, x1, x2, v0, v1, v2)
-                if t + delay < best:
-                    best, partner = t + delay, j
+                best, partner = _earlier(body, p, rel, b, j, t, best, partner, x0, x1, x2, v0, v1, v2)
             j = chain[j, NEXT]
     return best, partner
 
@@ -277,11 +285,7 @@ def _scan_near(body, p, rel, near, near_x, start, end, b, t):
         x0, x1, x2 = near_x[k, 0], near_x[k, 1], near_x[k, 2]
         vj0, vj1, vj2 = _velocity(body, j, t - body[j, TB], p)
         v0, v1, v2 = vj0 - vb0, vj1 - vb1, vj2 - vb2
-        delay = _bodies_delay(body, p, b, j, best - t, x0, x1, x2, v0, v1, v2)
-        if delay < 0.0:
-            delay = _general_delay(body, p, rel, b, j, best - t, x0, x1, x2, v0, v1, v2)
-        if t + delay < best:
-            best, partner = t + delay, j
+        best, partner = _earlier(body, p, rel, b, j, t, best, partner, x0, x1, x2, v0, v1, v2)
     return best, partner
 
 
