@@ -84,12 +84,13 @@ class _Workspace(threading.local):
         #: pairs per small body that the pair buffer is sized for; raised when a scene needs more
         self.pairs_per_body = 2.0
 
-    def take(self, name, size, dtype, width=None):
-        """An uninitialised C-contiguous array of ``size`` (rows of ``width``), reusing storage."""
+    def take(self, name, size, dtype, width=None, zeroed=False):
+        """A C-contiguous array of ``size`` (rows of ``width``), reusing storage: uninitialised, or all zero
+        when made if ``zeroed`` (its users must leave it all zero)."""
         need = size * (width or 1)
         a = self.arrays.get(name)
         if a is None or a.dtype != dtype or a.size < need or a.size > 4 * need + 65536:
-            a = np.empty(need + need // 4 + 64, dtype=dtype)
+            a = (np.zeros if zeroed else np.empty)(need + need // 4 + 64, dtype=dtype)
             self.arrays[name] = a
         return a[:need] if width is None else a[:need].reshape(size, width)
 
@@ -97,10 +98,11 @@ class _Workspace(threading.local):
 _workspace = _Workspace()
 
 
-def scratch(name: str, size: int, dtype) -> np.ndarray:
-    """An uninitialised array of ``size`` kept between calls in this thread's workspace (for the drift too:
-    a fresh array per step costs a page fault per 4 kB)."""
-    return _workspace.take(name, size, dtype)
+def scratch(name: str, size: int, dtype, zeroed: bool = False) -> np.ndarray:
+    """An array of ``size`` kept between calls in this thread's workspace (for the drift too: a fresh array
+    per step costs a page fault per 4 kB); uninitialised, or all zero when made if ``zeroed`` (its users
+    must leave it all zero)."""
+    return _workspace.take(name, size, dtype, zeroed=zeroed)
 
 
 def release_workspace() -> None:

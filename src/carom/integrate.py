@@ -315,10 +315,12 @@ def _put_contact(ci, cj, ck, cn, cw, c, i, j, m, normal, sign, gap, resting, for
 def _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_size, tol, resting_gap, merge, ci, cj,
                  ck, cn, cw, nrm):  # fmt: skip
     """Every contact (all bodies at one time) touching or within ``resting_gap`` of the smaller radius, in
-    body order, into the contact arrays (room for `contact_capacity`); returns their number. No body pairs
-    in merge mode (bodies that touch merge). ``nrm``: work array of dim floats."""
+    body order, into the contact arrays (room for `contact_capacity`). No body pairs in merge mode (bodies
+    that touch merge). ``nrm``: work array of dim floats. Returns their number and the deepest overlap
+    among them, as a fraction of the smaller radius (0 if none overlaps)."""
     n, dim = x.shape
     nc = 0
+    deepest = 0.0
     for b in range(n):
         if not active[b]:
             continue
@@ -337,6 +339,7 @@ def _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_
                     if gap <= resting_gap * min(radius[b], radius[j]):
                         _put_contact(ci, cj, ck, cn, cw, nc, b, j, m, nrm, 1.0, gap, False, 0.0)
                         nc += 1
+                        deepest = min(deepest, (math.sqrt(dist2) - radius[b] - radius[j]) / min(radius[b], radius[j]))
         if inv_mass[b] != 0.0:
             # beyond both the resting gap and the touching slack: a plane distance rejects the wall
             reach = max(resting_gap * radius[b], _wall_slack_bound(b, x, radius, wall_size, tol))
@@ -347,7 +350,8 @@ def _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_
                 if gap <= resting_gap * radius[b]:
                     _put_contact(ci, cj, ck, cn, cw, nc, b, -1 - k, -1, wall_n[k], -1.0, gap, False, 0.0)
                     nc += 1
-    return nc
+                    deepest = min(deepest, _plane_gap(b, k, x, radius, wall_p, wall_n) / radius[b])
+    return nc, deepest
 
 
 @njit(cache=True, inline="always")
@@ -483,17 +487,18 @@ def _resting_speed(i, j, a, a_smooth, rested, dt, resting_speed):
 
 
 @njit(cache=True, inline="always")
-def _rested(n, force_keys, force_values, wall_force, rested):
+def _rested(n, force_keys, force_values, wall_force, walls_held, rested):
     """Mark in ``rested`` which of the n bodies carried a resting-contact force at the end of the last step
-    (from its forces: pairs by key ``i * n + j``, walls by row)."""
+    (from its forces: pairs by key ``i * n + j``, walls by row, read only if ``walls_held``)."""
     rested[:] = False
     for k in range(len(force_keys)):
         if force_values[k] != 0.0:
             rested[force_keys[k] // n] = True
             rested[force_keys[k] % n] = True
-    for b in range(n):
-        for k in range(wall_force.shape[1]):
-            rested[b] = rested[b] or wall_force[b, k] != 0.0
+    if walls_held:
+        for b in range(n):
+            for k in range(wall_force.shape[1]):
+                rested[b] = rested[b] or wall_force[b, k] != 0.0
 
 
 @njit(cache=True, inline="always")
@@ -555,20 +560,23 @@ def contact_capacity(n, n_wall, n_entry):
 
 
 def scratch_specs(n, dim, n_wall, n_entry):
-    """(length, dtype) of the float, int and bool work arrays of `_drift`, for n bodies in dim dimensions,
-    n_wall walls and n_entry candidate-list entries."""
+    """(length, dtype, zeroed) of the work arrays of `_drift`, for n bodies in dim dimensions, n_wall walls
+    and n_entry candidate-list entries: float, int and bool, then the float and bool arrays of the resting
+    set, which must be all zero when first made (each drift leaves them so)."""
     cap = contact_capacity(n, n_wall, n_entry)
+    held = n_entry + n * n_wall
     return (
-        ((3 + n_wall) * n + 2 * n_entry + dim + (dim + 8) * cap, np.float64),
-        (6 * n + n_entry + 4 * cap, np.int64),
-        ((2 + n_wall) * n + n_entry, np.bool_),
+        (3 * n + n_entry + dim + (dim + 8) * cap, np.float64, False),
+        (6 * n + n_entry + 4 * cap, np.int64, False),
+        (2 * n, np.bool_, False),
+        (held, np.float64, True),
+        (held, np.bool_, True),
     )
 
 
-def carried_forces(scratch, n, n_wall, n_entry, nk):
+def carried_forces(scratch, n, nk):
     """Copies of the nk pair-force keys and values (N) that `_drift` left in its ``scratch`` arrays."""
-    f_at = (3 + n_wall) * n + n_entry
-    return scratch[1][6 * n : 6 * n + nk].copy(), scratch[0][f_at : f_at + nk].copy()
+    return scratch[1][6 * n : 6 * n + nk].copy(), scratch[0][3 * n : 3 * n + nk].copy()
 
 
 @njit(cache=True, _nrt=False)  # no reference counting in the event loop (calls on every array): it allocates nothing
@@ -580,16 +588,20 @@ def _drift(
     t0, T, tol, resting_gap, speed_tol, resting_speed, lcp_iterations, lcp_tol_v, rest_tol_v, rest_tol_a, max_rounds,
     merge,
     log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, log_enabled,
-    f_scratch, i_scratch, b_scratch,
+    f_scratch, i_scratch, b_scratch, held_f, held_b, walls_held,
 ):  # fmt: skip
     """Advance every active body from t0 to T (times relative to the step start).
 
-    ``*_scratch`` are work arrays of `scratch_specs` (float, int, bool), kept by the caller between steps:
-    fresh arrays of this size each step would cost more in page faults than the work in them. On return
-    they also hold the pair forces carried at the end, the next step's warm start (`carried_forces`).
+    ``*_scratch`` and ``held_*`` are work arrays of `scratch_specs` (float, int, bool, then float and bool
+    that are all zero between drifts), kept by the caller between steps: fresh arrays of this size each
+    step would cost more in page faults than the work in them. On return they also hold the pair forces
+    carried at the end, the next step's warm start (`carried_forces`). ``walls_held``: whether any
+    ``wall_force`` is nonzero.
 
     Returns (time reached, status, impacts, impacts to log (more than the log holds: grow it and run the
-    drift again on the state it started from), rounds capped, events processed, pair forces carried).
+    drift again on the state it started from), rounds capped, events processed, pair forces carried, the
+    deepest overlap at t0 as a fraction of the smaller radius (0 if none), whether any contact was held by
+    forces, whether any ``wall_force`` is nonzero now).
     """
     n, dim = x.shape
     n_wall = wall_p.shape[0]
@@ -601,8 +613,11 @@ def _drift(
     tb = f_scratch[:n]
     ev_time = f_scratch[n : 2 * n]  # (filled by _predict_all)
     heap_t = f_scratch[2 * n : 3 * n]
-    f_pair = f_scratch[3 * n : 3 * n + n_entry]  # the resting set and its forces (N), by candidate entry
-    f_wall = f_scratch[3 * n + n_entry : (3 + n_wall) * n + n_entry].reshape((n, n_wall))
+    # the resting set and its forces (N), by candidate entry and by body and wall: zero between drifts
+    f_pair = held_f[:n_entry]
+    f_wall = held_f[n_entry : n_entry + n * n_wall].reshape((n, n_wall))
+    rest_pair = held_b[:n_entry]
+    rest_wall = held_b[n_entry : n_entry + n * n_wall].reshape((n, n_wall))
     cnt = i_scratch[:n]
     ev_partner = i_scratch[n : 2 * n]
     ev_count = i_scratch[2 * n : 3 * n]
@@ -610,11 +625,9 @@ def _drift(
     heap_b = i_scratch[4 * n : 5 * n]
     where = i_scratch[5 * n : 6 * n]
     expanded = b_scratch[:n]
-    rest_pair = b_scratch[n : n + n_entry]
-    rest_wall = b_scratch[n + n_entry : (1 + n_wall) * n + n_entry].reshape((n, n_wall))
-    rested = b_scratch[(1 + n_wall) * n + n_entry : (2 + n_wall) * n + n_entry]
+    rested = b_scratch[n : 2 * n]
     cap = contact_capacity(n, n_wall, n_entry)
-    f_at = (3 + n_wall) * n + n_entry
+    f_at = 3 * n
     out_values = f_scratch[f_at : f_at + n_entry]
     nrm = f_scratch[f_at + n_entry : f_at + n_entry + dim]
     f_at += n_entry + dim
@@ -626,14 +639,10 @@ def _drift(
     ck = i_scratch[6 * n + n_entry + 2 * cap : 6 * n + n_entry + 3 * cap]
     sel = i_scratch[6 * n + n_entry + 3 * cap : 6 * n + n_entry + 4 * cap]
     tb[:] = t0
-    f_pair[:] = 0.0
-    f_wall[:] = 0.0
     cnt[:] = 0
     ev_count[:] = 0
     expanded[:] = False
-    rest_pair[:] = False
-    rest_wall[:] = False
-    _rested(n, force_keys, force_values, wall_force, rested)
+    _rested(n, force_keys, force_values, wall_force, walls_held, rested)
     impacts = 0
     n_log = 0
     capped = False
@@ -644,8 +653,9 @@ def _drift(
         for d in range(dim):
             a[b, d] = a_smooth[b, d]
     h = T - t0
-    nc = _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_size, tol, resting_gap, merge, ci,
-                      cj, ck, cn, cw, nrm)  # fmt: skip
+    nc, deepest = _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_size, tol, resting_gap,
+                               merge, ci, cj, ck, cn, cw, nrm)  # fmt: skip
+    held = False  # whether any contact was in the resting set (held by forces)
     if nc and h > 0.0:  # (a drift that resumes exactly at the end of the step moves nothing)
         ns = 0
         slow = False
@@ -677,6 +687,7 @@ def _drift(
             if f != 0.0:
                 _apply_impulse(c, f, ci, cj, cn, a, inv_mass)
         _contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, h, lcp_iterations, rest_tol_a, True)
+        held = ns > 0
         for s in range(ns):
             c = sel[s]
             _record(c, cw[c, IMPULSE], ci, cj, ck, cw, start, nbrs, rest_pair, f_pair, rest_wall, f_wall)
@@ -817,6 +828,7 @@ def _drift(
                 ns += 1
         if ns:
             _contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, T - t_now, lcp_iterations, rest_tol_a)
+            held = True
         for c in range(nc):
             if cw[c, UPDATE] == 0.0:  # free before and after: nothing to record
                 continue
@@ -866,23 +878,27 @@ def _drift(
 
     t_end = t_now if status == REBUILD else T
     _advance_all(t_end, x, v, a, tb, active)
-    # the forces carried at the end, for the next step's warm start
-    for b in range(n):
-        for k in range(n_wall):
-            wall_force[b, k] = f_wall[b, k]
+    # the forces carried at the end, for the next step's warm start; the resting set is cleared for the next
+    # drift (with no contact held, it is clear already)
     nk = 0
-    for b in range(n):
-        for m in range(start[b], start[b + 1]):
-            if nbrs[m] > b and f_pair[m] != 0.0:
-                nk += 1
-    nk = 0
-    for b in range(n):
-        for m in range(start[b], start[b + 1]):
-            if nbrs[m] > b and f_pair[m] != 0.0:
-                out_keys[nk] = b * n + nbrs[m]
-                out_values[nk] = f_pair[m]
-                nk += 1
-    return t_end, status, impacts, n_log, capped, events, nk
+    if held:
+        for b in range(n):
+            for m in range(start[b], start[b + 1]):
+                if f_pair[m] != 0.0 and nbrs[m] > b:
+                    out_keys[nk] = b * n + nbrs[m]
+                    out_values[nk] = f_pair[m]
+                    nk += 1
+        f_pair[:] = 0.0
+        rest_pair[:] = False
+    if held or walls_held:
+        walls_held = False
+        for b in range(n):
+            for k in range(n_wall):
+                wall_force[b, k] = f_wall[b, k]
+                walls_held = walls_held or f_wall[b, k] != 0.0
+        f_wall[:] = 0.0
+        rest_wall[:] = False
+    return t_end, status, impacts, n_log, capped, events, nk, deepest, held, walls_held
 
 
 @njit(cache=True)

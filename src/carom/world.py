@@ -10,7 +10,8 @@ One step of length dt (kick-drift-kick leapfrog, written as velocity Verlet):
    gravity is thus integrated exactly, whatever dt.
 3. **projection** — overlaps deeper than ``Config.resting_gap`` (left by resting contacts, whose forces
    are held constant within the step) are removed by moving positions only: velocities, hence kinetic
-   energy, are untouched.
+   energy, are untouched. A step with no force, no held contact and no overlap at its start leaves
+   none (straight lines between exact impacts), and skips this scan.
 4. **kick** — forces at the new state ``a1``; ``v += (a1 - a0) dt / 2`` (leapfrog). For uniform gravity
    ``a1 = a0`` and the step is exact; for other forces the scheme is symplectic and second order.
    ``integrator="euler"`` skips this kick (first order: forces held at their start-of-step value).
@@ -67,6 +68,7 @@ class World(Model):
         #: ``i * n + j`` (i < j, sorted), and a (n, walls) array.
         self._pair_force = (np.zeros(0, dtype=np.int64), np.zeros(0))
         self._wall_force = np.zeros((0, 0))
+        self._walls_held = False  # whether any wall force is nonzero
         #: Events processed by the drift (impacts, resting contacts made, predictions that came to nothing).
         self.event_count = 0
         self._log = _empty_log(dim, config.impact_log_capacity)
@@ -130,6 +132,7 @@ class World(Model):
         a_total = np.empty_like(a0)
         if self._wall_force.shape != (n, self.walls.n):
             self._wall_force = np.zeros((n, self.walls.n))
+            self._walls_held = False
         cfg = self.config
         keys, values = self.pair_restitution_arrays()
         x, v = b.position[:n], b.velocity[:n]
@@ -146,10 +149,16 @@ class World(Model):
         log_enabled = bool(self._impact_callbacks)
         t_sub = 0.0
         capped = False
+        # Whether the drift may leave an overlap deeper than the projection's slop. With no force at all,
+        # bodies move on straight lines between impacts: a touching pair that does not approach only
+        # separates, and one that approaches is an impact. Only held contacts (forces), merges or an overlap
+        # already there can leave one; the projection, a scan over every candidate pair, is skipped otherwise.
+        overlap_slop = max(cfg.contact_tolerance, cfg.resting_gap)
+        may_overlap = self.impact_mode == "merge" or bool(self.forces) or bool(np.any(self.gravity))
         while True:
             start, nbrs, margin, large = broadphase.candidates(x, b.radius[:n], b.active[:n], motion, cfg.sweep_safety)
             specs = scratch_specs(n, x.shape[1], self.walls.n, len(nbrs))
-            scratch = [broadphase.scratch(f"drift_{k}", size, dtype) for k, (size, dtype) in enumerate(specs)]
+            scratch = [broadphase.scratch(f"drift_{k}", *spec) for k, spec in enumerate(specs)]
             # what the drift changes, kept to run it again should the impact log fill up
             changed = (x, v, a_smooth, self._wall_force, b.inv_mass[:n], b.mass[:n], b.radius[:n], b.inv_inertia[:n],
                        b.active[:n])  # fmt: skip
@@ -163,18 +172,19 @@ class World(Model):
                     keys, values, t_sub, dt, cfg.contact_tolerance, cfg.resting_gap, speed_tol, cfg.resting_speed,
                     cfg.lcp_iterations, cfg.lcp_tolerance * v_scale, slop / dt, force_tol, cfg.max_rounds,
                     self.impact_mode == "merge",
-                    *self._log.values(), log_enabled, *scratch,
+                    *self._log.values(), log_enabled, *scratch, self._walls_held,
                 )  # fmt: skip
                 if out[3] <= len(self._log["time"]):
                     break
                 for arr, old in zip(changed, kept, strict=True):
                     arr[...] = old
                 self._log = _empty_log(x.shape[1], 2 * out[3])
-            t_sub, status, impacts, n_log, capped_now, events, nk = out
+            t_sub, status, impacts, n_log, capped_now, events, nk, deepest, held, self._walls_held = out
             capped = capped or capped_now
+            may_overlap = may_overlap or held or deepest < -overlap_slop
             self.collision_count += int(impacts)
             self.event_count += int(events)
-            self._pair_force = carried_forces(scratch, n, self.walls.n, len(nbrs), nk)
+            self._pair_force = carried_forces(scratch, n, nk)
             if n_log:
                 shifted = dict(self._log)
                 shifted["time"] = self._log["time"][:n_log] + self.time
@@ -189,8 +199,9 @@ class World(Model):
                 ContactWarning,
                 stacklevel=3,
             )
-        _project(x, b.inv_mass[:n], b.radius[:n], b.active[:n], start, nbrs, self.walls.point, self.walls.normal,
-                 max(cfg.contact_tolerance, cfg.resting_gap), cfg.projection_iterations)  # fmt: skip
+        if may_overlap:
+            _project(x, b.inv_mass[:n], b.radius[:n], b.active[:n], start, nbrs, self.walls.point, self.walls.normal,
+                     overlap_slop, cfg.projection_iterations)  # fmt: skip
         if self.integrator == "leapfrog" and self.forces:
             a1 = self._smooth_accel(self.time + dt)
             v += 0.5 * dt * (a1 - a_smooth)
@@ -229,6 +240,7 @@ class World(Model):
                             np.array(state.get("pair_force", np.zeros(0)), dtype=float))  # fmt: skip
         self._wall_force = np.array(state.get("wall_force", np.zeros((n, self.walls.n))), dtype=float)
         self._wall_force = self._wall_force.reshape(n, self.walls.n)
+        self._walls_held = bool(np.any(self._wall_force))
         a0 = state.get("smooth_acceleration")
         self._a0 = None if a0 is None else np.array(a0, dtype=float).reshape(self.n_bodies, self.dim)
 
