@@ -254,14 +254,20 @@ def _advance_all(t, x, v, a, tb, active):
 
 @njit(cache=True)
 def _predict_all(t, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, wall_size,
-                 rest_wall, tol, speed_tol, ev_time, ev_partner):  # fmt: skip
+                 rest_wall, tol, speed_tol, ev_time, ev_partner, gather, resting_gap, ci, cj, ck, cn, cw,
+                 nrm):  # fmt: skip
     """`_predict` for every movable active body, all of them at time t: ``ev_time``, ``ev_partner``.
 
     Each pair's contact time is computed once, for both bodies: it is the same to the last bit either
     way round (``x_i - x_j == -(x_j - x_i)`` exactly, and every product in it pairs two such
     differences), and as rows are visited in id order each body still meets its partners in id order,
-    walls last, so ties go to the same partner as in `_predict`."""
+    walls last, so ties go to the same partner as in `_predict`.
+
+    With ``gather`` (no contact in the resting set yet, not merge mode), it is also `_gather_near` in the
+    same pass, and returns what that returns; (0, 0.0) otherwise."""
     n = x.shape[0]
+    nc = 0
+    deepest = 0.0
     for i in range(n):
         ev_time[i] = INF
         ev_partner[i] = NO_PARTNER
@@ -272,6 +278,8 @@ def _predict_all(t, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair
             j = nbrs[m]
             if j <= i or not active[j] or rest_pair[m] or (inv_mass[i] == 0.0 and inv_mass[j] == 0.0):
                 continue
+            if gather:
+                nc, deepest = _near_pair(i, j, m, x, radius, tol, resting_gap, ci, cj, ck, cn, cw, nc, nrm, deepest)
             t_c = _pair_time(i, j, t, T, x, v, a, radius, tol, speed_tol)
             if t_c < ev_time[i] and inv_mass[i] != 0.0:
                 ev_time[i] = t_c
@@ -282,12 +290,17 @@ def _predict_all(t, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair
         if inv_mass[i] != 0.0:  # `_wall_event`, written out: inlined here it counted references on 7 arrays
             reach = _wall_reach(i, x, v, a, radius, wall_size, tol, T - t)
             for k in range(wall_p.shape[0]):
-                if _plane_gap(i, k, x, radius, wall_p, wall_n) > reach or rest_wall[i, k]:
+                plane_gap = _plane_gap(i, k, x, radius, wall_p, wall_n)
+                if gather:
+                    nc, deepest = _near_wall(i, k, plane_gap, x, radius, wall_p, wall_n, wall_size, tol, resting_gap,
+                                             ci, cj, ck, cn, cw, nc, deepest)  # fmt: skip
+                if plane_gap > reach or rest_wall[i, k]:
                     continue
                 t_c = _wall_time(i, k, t, T, x, v, a, radius, wall_p, wall_n, tol, speed_tol)
                 if t_c < ev_time[i]:
                     ev_time[i] = t_c
                     ev_partner[i] = -1 - k
+    return nc, deepest
 
 
 # ---------------------------------------------------------------- contact lists
@@ -311,6 +324,37 @@ def _put_contact(ci, cj, ck, cn, cw, c, i, j, m, normal, sign, gap, resting, for
     cw[c, FORCE] = force
 
 
+@njit(cache=True, inline="always")
+def _near_pair(b, j, m, x, radius, tol, resting_gap, ci, cj, ck, cn, cw, nc, nrm, deepest):
+    """`_gather_near` for pair b-j (entry m of b's list, j > b): the contact is written at nc if it is near.
+    Returns the new (nc, deepest)."""
+    reach = radius[b] + radius[j] + max(resting_gap * min(radius[b], radius[j]), _slack(b, j, x, radius, tol))
+    dist2 = 0.0
+    for d in range(x.shape[1]):
+        dist2 += (x[j, d] - x[b, d]) ** 2
+    if dist2 > reach * reach:
+        return nc, deepest
+    gap = _pair_gap(b, j, x, radius, tol, nrm)
+    if gap > resting_gap * min(radius[b], radius[j]):
+        return nc, deepest
+    _put_contact(ci, cj, ck, cn, cw, nc, b, j, m, nrm, 1.0, gap, False, 0.0)
+    return nc + 1, min(deepest, (math.sqrt(dist2) - radius[b] - radius[j]) / min(radius[b], radius[j]))
+
+
+@njit(cache=True, inline="always")
+def _near_wall(b, k, plane_gap, x, radius, wall_p, wall_n, wall_size, tol, resting_gap, ci, cj, ck, cn, cw, nc,
+               deepest):  # fmt: skip
+    """`_gather_near` for body b and wall k, at plane gap ``plane_gap`` (m). Returns the new (nc, deepest)."""
+    # beyond both the resting gap and the touching slack: the plane gap rejects the wall
+    if plane_gap > max(resting_gap * radius[b], _wall_slack_bound(b, x, radius, wall_size, tol)):
+        return nc, deepest
+    gap = _wall_gap(b, k, x, radius, wall_p, wall_n, tol)
+    if gap > resting_gap * radius[b]:
+        return nc, deepest
+    _put_contact(ci, cj, ck, cn, cw, nc, b, -1 - k, -1, wall_n[k], -1.0, gap, False, 0.0)
+    return nc + 1, min(deepest, plane_gap / radius[b])
+
+
 @njit(cache=True, _nrt=False)  # no reference counting on its arrays: it allocates nothing
 def _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_size, tol, resting_gap, merge, ci, cj,
                  ck, cn, cw, nrm):  # fmt: skip
@@ -318,39 +362,21 @@ def _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_
     body order, into the contact arrays (room for `contact_capacity`). No body pairs in merge mode (bodies
     that touch merge). ``nrm``: work array of dim floats. Returns their number and the deepest overlap
     among them, as a fraction of the smaller radius (0 if none overlaps)."""
-    n, dim = x.shape
     nc = 0
     deepest = 0.0
-    for b in range(n):
+    for b in range(x.shape[0]):
         if not active[b]:
             continue
         if not merge:
             for m in range(start[b], start[b + 1]):
                 j = nbrs[m]
                 if j > b and active[j] and (inv_mass[b] != 0.0 or inv_mass[j] != 0.0):
-                    reach = radius[b] + radius[j] + max(resting_gap * min(radius[b], radius[j]),
-                                                        _slack(b, j, x, radius, tol))  # fmt: skip
-                    dist2 = 0.0
-                    for d in range(dim):
-                        dist2 += (x[j, d] - x[b, d]) ** 2
-                    if dist2 > reach * reach:
-                        continue
-                    gap = _pair_gap(b, j, x, radius, tol, nrm)
-                    if gap <= resting_gap * min(radius[b], radius[j]):
-                        _put_contact(ci, cj, ck, cn, cw, nc, b, j, m, nrm, 1.0, gap, False, 0.0)
-                        nc += 1
-                        deepest = min(deepest, (math.sqrt(dist2) - radius[b] - radius[j]) / min(radius[b], radius[j]))
+                    nc, deepest = _near_pair(b, j, m, x, radius, tol, resting_gap, ci, cj, ck, cn, cw, nc, nrm,
+                                             deepest)  # fmt: skip
         if inv_mass[b] != 0.0:
-            # beyond both the resting gap and the touching slack: a plane distance rejects the wall
-            reach = max(resting_gap * radius[b], _wall_slack_bound(b, x, radius, wall_size, tol))
             for k in range(wall_p.shape[0]):
-                if _plane_gap(b, k, x, radius, wall_p, wall_n) > reach:
-                    continue
-                gap = _wall_gap(b, k, x, radius, wall_p, wall_n, tol)
-                if gap <= resting_gap * radius[b]:
-                    _put_contact(ci, cj, ck, cn, cw, nc, b, -1 - k, -1, wall_n[k], -1.0, gap, False, 0.0)
-                    nc += 1
-                    deepest = min(deepest, _plane_gap(b, k, x, radius, wall_p, wall_n) / radius[b])
+                nc, deepest = _near_wall(b, k, _plane_gap(b, k, x, radius, wall_p, wall_n), x, radius, wall_p, wall_n,
+                                         wall_size, tol, resting_gap, ci, cj, ck, cn, cw, nc, deepest)  # fmt: skip
     return nc, deepest
 
 
@@ -653,8 +679,17 @@ def _drift(
         for d in range(dim):
             a[b, d] = a_smooth[b, d]
     h = T - t0
-    nc, deepest = _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_size, tol, resting_gap,
-                               merge, ci, cj, ck, cn, cw, nrm)  # fmt: skip
+    # Where the last step held no contact (a gas), the near contacts are gathered in the pass that predicts,
+    # and the predictions stand unless some contact joins the resting set now. (The resting set is empty
+    # here, so both passes see the same contacts; which one runs changes no result.)
+    fused = not merge and len(force_keys) == 0 and not walls_held
+    if fused:
+        nc, deepest = _predict_all(t0, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n,
+                                   wall_size, rest_wall, tol, speed_tol, ev_time, ev_partner, True, resting_gap, ci,
+                                   cj, ck, cn, cw, nrm)  # fmt: skip
+    else:
+        nc, deepest = _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_size, tol,
+                                   resting_gap, merge, ci, cj, ck, cn, cw, nrm)  # fmt: skip
     held = False  # whether any contact was in the resting set (held by forces)
     if nc and h > 0.0:  # (a drift that resumes exactly at the end of the step moves nothing)
         ns = 0
@@ -693,8 +728,10 @@ def _drift(
             _record(c, cw[c, IMPULSE], ci, cj, ck, cw, start, nbrs, rest_pair, f_pair, rest_wall, f_wall)
 
     # ---- predictions and the heap
-    _predict_all(t0, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, wall_size,
-                 rest_wall, tol, speed_tol, ev_time, ev_partner)  # fmt: skip
+    if held or not fused:
+        _predict_all(t0, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, wall_size,
+                     rest_wall, tol, speed_tol, ev_time, ev_partner, False, resting_gap, ci, cj, ck, cn, cw,
+                     nrm)  # fmt: skip
     size = _heap_build(ev_time, heap_t, heap_b, where)
     for b in range(n):
         p = ev_partner[b]
