@@ -42,11 +42,14 @@ from numba import njit
 from .config import ROUNDOFF
 from .narrowphase import _contact_time, _out_of_reach, _relative_products, _wall_contact_time
 from .solver import _apply_impulse, _approach_speed, _pair_restitution, _solve_contacts
+from .state import _prefetch
 
 DONE = 0
 REBUILD = 1
 INF = math.inf
 NO_PARTNER = np.iinfo(np.int64).max
+#: Bodies ahead whose neighbours' rows a scan over candidate lists prefetches.
+PREFETCH_AHEAD = 8
 
 
 # ---------------------------------------------------------------- indexed binary min-heap of event times
@@ -272,6 +275,13 @@ def _predict_all(t, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair
         ev_time[i] = INF
         ev_partner[i] = NO_PARTNER
     for i in range(n):
+        ahead = min(i + PREFETCH_AHEAD, n)
+        for m in range(start[ahead], start[min(ahead + 1, n)]):
+            _prefetch(x, nbrs[m])
+            _prefetch(v, nbrs[m])
+            _prefetch(a, nbrs[m])
+            _prefetch(radius, nbrs[m])
+            _prefetch(inv_mass, nbrs[m])
         if not active[i]:
             continue
         for m in range(start[i], start[i + 1]):

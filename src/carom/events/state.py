@@ -22,13 +22,10 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-import llvmlite.ir as ir
 import numpy as np
-from numba import types
-from numba.core import cgutils
-from numba.extending import intrinsic
 
 from ..config import Config
+from ..state import _prefetch  # noqa: F401  (re-exported for the event kernels)
 
 # ``body`` columns (float64). X and V start three columns each: position (m) and velocity (m/s) at time
 # TB (s). The first eight columns, all that a scan for contacts reads in a gas, fill one 64-byte cache line.
@@ -177,31 +174,3 @@ def make_params(world, speed_scale: float) -> Params:
     )  # fmt: skip
 
 
-@intrinsic
-def _prefetch(typingctx, array, row):
-    """Ask the processor to start loading row ``row`` of a C-contiguous 2D array (a hint: no effect on
-    results). A gather lists the bodies around a body first, then prefetches their rows so that their cache
-    misses overlap instead of stalling one after another."""
-    sig = types.void(array, row)
-
-    def codegen(context, builder, signature, args):
-        aryty = signature.args[0]
-        ary = context.make_array(aryty)(context, builder, args[0])
-        index = [context.cast(builder, args[1], signature.args[1], types.intp), context.get_constant(types.intp, 0)]
-        ptr = cgutils.get_item_pointer2(
-            context,
-            builder,
-            ary.data,
-            cgutils.unpack_tuple(builder, ary.shape),
-            cgutils.unpack_tuple(builder, ary.strides),
-            aryty.layout,
-            index,
-        )
-        i32 = ir.IntType(32)
-        fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32]), "llvm.prefetch.p0"
-        )
-        builder.call(fn, [ptr, i32(0), i32(3), i32(1)])  # read, keep in all cache levels, data
-        return context.get_dummy_value()
-
-    return sig, codegen
