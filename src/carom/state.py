@@ -131,6 +131,7 @@ def _prefetch(typingctx, array, row):
             index,
         )
         i32 = ir.IntType(32)
+        ptr = builder.bitcast(ptr, ir.IntType(8).as_pointer())  # one declaration for every element type
         fn = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32]), "llvm.prefetch.p0"
         )
