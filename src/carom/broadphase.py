@@ -67,6 +67,8 @@ MAX_CELLS_PER_AXIS = 2.0**40
 #: Coarse buckets of the two-level counting sorts: few enough that the first level's write streams
 #: (two per bucket) stay in the L1 cache, so that a bucket's records, n / COARSE_BUCKETS, fit the L2.
 COARSE_BUCKETS = 256
+#: Rows of a run that `_pairs_dense` lists with a fixed loop (runs are mostly shorter).
+RUN_SLOTS = 4
 
 _EPS = float(np.finfo(np.float64).eps)
 _LOW32 = np.int64(0xFFFFFFFF)
@@ -299,13 +301,26 @@ def _close(packed, p, q, margin):
     return dist2 <= reach * reach
 
 
+@njit(cache=True, inline="always")
+def _append_run(near, count, q0, q1):
+    """Append rows q0:q1 to ``near[:count]``; returns the new count. The first RUN_SLOTS slots are written
+    whatever the run's length (a fixed loop, no branch to mispredict on it; ``near`` has room)."""
+    for k in range(RUN_SLOTS):
+        near[count + k] = q0 + k
+    for q in range(q0 + RUN_SLOTS, q1):
+        near[count + q - q0] = q
+    return count + max(q1 - q0, 0)
+
+
 @njit(cache=True)
-def _pairs_dense(first, packed, ids, row_key, centres, margin, pairs):
+def _pairs_dense(first, packed, ids, row_key, centres, margin, pairs, near):
     """Candidate pairs among the small bodies of a dense grid, each once, as ``i << 32 | j``.
 
     Along the fastest axis the rows of consecutive cells are consecutive, so a body's half shell is read
     as runs of rows: the rest of its own cell and the next cell, then runs of three cells centred on
-    ``cell + centre`` for the half shell of the slower axes (1 run in 2D, 4 in 3D).
+    ``cell + centre`` for the half shell of the slower axes (1 run in 2D, 4 in 3D). The runs are listed in
+    ``near`` (scratch of ``len(row_key) + (len(centres) + 1) * RUN_SLOTS``) and tested in one loop: a loop
+    per run of one or two rows mispredicted its exit each time.
 
     Returns the number of pairs. Every pair tested is written to the next free slot, which is taken
     only if it passes (an unconditional store: no branch to mispredict). The buffer holds
@@ -317,14 +332,14 @@ def _pairs_dense(first, packed, ids, row_key, centres, margin, pairs):
     count = 0
     for p in range(m):
         c = row_key[p]
+        listed = _append_run(near, 0, p + 1, first[c + 2])
+        for centre in centres:
+            listed = _append_run(near, listed, first[c + centre - 1], first[c + centre + 2])
         i = np.int64(ids[p]) << 32
-        for q in range(p + 1, first[c + 2]):
+        for k in range(listed):
+            q = near[k]
             pairs[min(count, capacity)] = i | ids[q]
             count += _close(packed, p, q, margin)
-        for centre in centres:
-            for q in range(first[c + centre - 1], first[c + centre + 2]):
-                pairs[min(count, capacity)] = i | ids[q]
-                count += _close(packed, p, q, margin)
     return count
 
 
@@ -528,7 +543,8 @@ def _bin_dense(position, radius, small, m, lo, inv_cell, shape, padded):
     )  # fmt: skip
     # centres of the runs: the half shell of the slower axes, as linear offsets
     centres = _half_shell(dim - 1) @ stride[:-1] if dim > 1 else np.zeros(0, dtype=np.int64)
-    return first, packed, ids, row_key, centres
+    near = ws.take("near", m + (len(centres) + 1) * RUN_SLOTS, np.int64)
+    return first, packed, ids, row_key, centres, near
 
 
 def _bin_hashed(position, radius, small, m, lo, inv_cell, shape):
@@ -591,7 +607,7 @@ def _small_pairs(position, radius, small, m, largest_radius, margin):
     while True:
         pairs = ws.take("pairs", capacity + 1, np.int64)
         if dense:
-            count = _pairs_dense(*binned, margin, pairs)
+            count = _pairs_dense(*binned[:5], margin, pairs, binned[5])
         else:
             count = _pairs_hashed(*binned, margin, pairs)
         if count <= capacity:
