@@ -2,7 +2,7 @@
 
 A complete binary tournament tree over the bodies: leaf ``size + b`` holds body b, every inner node the
 winner (smaller key, lower id on ties) of its two children, the root ``tree[1]`` the body whose event
-comes first. Changing one body's key replays its matches up to the root: O(log n) per update, no
+comes first. Changing one body's key replays its matches towards the root: O(log n) per update, no
 allocation, and the tree is a pure function of the keys (so it need not be saved for a restart).
 ``key`` has one extra entry, ``key[n] = inf``, for the unused leaves.
 """
@@ -42,9 +42,13 @@ def _rebuild(key, tree):
 
 @njit(cache=True, inline="always")
 def _update(key, tree, b, value):
-    """Set body b's key and replay its matches."""
+    """Set body b's key and replay its matches, up to the first one whose winner is unchanged and not b:
+    the matches above it are unchanged too (they see the same winners with the same keys)."""
     key[b] = value
     node = (len(tree) // 2 + b) >> 1
     while node >= 1:
-        tree[node] = _winner(key, tree, node)
+        winner = _winner(key, tree, node)
+        if winner == tree[node] and winner != b:
+            break
+        tree[node] = winner
         node >>= 1
