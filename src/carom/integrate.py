@@ -299,11 +299,12 @@ def _predict_all(t, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair
                 ev_partner[j] = i
         if inv_mass[i] != 0.0:  # `_wall_event`, written out: inlined here it counted references on 7 arrays
             reach = _wall_reach(i, x, v, a, radius, wall_size, tol, T - t)
+            near_reach = _near_wall_reach(i, x, radius, wall_size, tol, resting_gap) if gather else -INF
             for k in range(wall_p.shape[0]):
                 plane_gap = _plane_gap(i, k, x, radius, wall_p, wall_n)
-                if gather:
-                    nc, deepest = _near_wall(i, k, plane_gap, x, radius, wall_p, wall_n, wall_size, tol, resting_gap,
-                                             ci, cj, ck, cn, cw, nc, deepest)  # fmt: skip
+                if plane_gap <= near_reach:
+                    nc, deepest = _near_wall(i, k, plane_gap, x, radius, wall_p, wall_n, tol, resting_gap, ci, cj, ck,
+                                             cn, cw, nc, deepest)  # fmt: skip
                 if plane_gap > reach or rest_wall[i, k]:
                     continue
                 t_c = _wall_time(i, k, t, T, x, v, a, radius, wall_p, wall_n, tol, speed_tol)
@@ -352,12 +353,16 @@ def _near_pair(b, j, m, x, radius, tol, resting_gap, ci, cj, ck, cn, cw, nc, nrm
 
 
 @njit(cache=True, inline="always")
-def _near_wall(b, k, plane_gap, x, radius, wall_p, wall_n, wall_size, tol, resting_gap, ci, cj, ck, cn, cw, nc,
-               deepest):  # fmt: skip
-    """`_gather_near` for body b and wall k, at plane gap ``plane_gap`` (m). Returns the new (nc, deepest)."""
-    # beyond both the resting gap and the touching slack: the plane gap rejects the wall
-    if plane_gap > max(resting_gap * radius[b], _wall_slack_bound(b, x, radius, wall_size, tol)):
-        return nc, deepest
+def _near_wall_reach(b, x, radius, wall_size, tol, resting_gap):
+    """A plane gap (m) beyond which body b is near no wall: beyond both the resting gap and the touching
+    slack of every wall (`_wall_slack_bound`)."""
+    return max(resting_gap * radius[b], _wall_slack_bound(b, x, radius, wall_size, tol))
+
+
+@njit(cache=True, inline="always")
+def _near_wall(b, k, plane_gap, x, radius, wall_p, wall_n, tol, resting_gap, ci, cj, ck, cn, cw, nc, deepest):
+    """`_gather_near` for body b and wall k, at plane gap ``plane_gap`` (m) within `_near_wall_reach`.
+    Returns the new (nc, deepest)."""
     gap = _wall_gap(b, k, x, radius, wall_p, wall_n, tol)
     if gap > resting_gap * radius[b]:
         return nc, deepest
@@ -384,9 +389,12 @@ def _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_
                     nc, deepest = _near_pair(b, j, m, x, radius, tol, resting_gap, ci, cj, ck, cn, cw, nc, nrm,
                                              deepest)  # fmt: skip
         if inv_mass[b] != 0.0:
+            near_reach = _near_wall_reach(b, x, radius, wall_size, tol, resting_gap)
             for k in range(wall_p.shape[0]):
-                nc, deepest = _near_wall(b, k, _plane_gap(b, k, x, radius, wall_p, wall_n), x, radius, wall_p, wall_n,
-                                         wall_size, tol, resting_gap, ci, cj, ck, cn, cw, nc, deepest)  # fmt: skip
+                plane_gap = _plane_gap(b, k, x, radius, wall_p, wall_n)
+                if plane_gap <= near_reach:
+                    nc, deepest = _near_wall(b, k, plane_gap, x, radius, wall_p, wall_n, tol, resting_gap, ci, cj, ck,
+                                             cn, cw, nc, deepest)  # fmt: skip
     return nc, deepest
 
 
