@@ -750,11 +750,7 @@ def _drift(
         _predict_all(t0, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, wall_size,
                      rest_wall, tol, speed_tol, ev_time, ev_partner, False, resting_gap, ci, cj, ck, cn, cw,
                      nrm)  # fmt: skip
-    size = _heap_build(ev_time, heap_t, heap_b, where)
-    for b in range(n):
-        p = ev_partner[b]
-        if p != NO_PARTNER and p >= 0:
-            ev_count[b] = cnt[p]
+    size = _heap_build(ev_time, heap_t, heap_b, where)  # (every trajectory count is 0 until the first event)
 
     t_now = t0
     status = DONE
