@@ -772,6 +772,15 @@ def _drift(
             continue
         t_now = t_ev
         events += 1
+        # rows read late in this event (the stray check) and by the likely next ones (the heap's runners-up)
+        _prefetch(x_ref, i)
+        _prefetch(x_ref, max(p, 0))
+        for q in range(1, min(size, 3)):
+            _prefetch(x, heap_b[q])
+            _prefetch(v, heap_b[q])
+            _prefetch(tb, heap_b[q])
+            _prefetch(start, heap_b[q])
+            _prefetch(ev_partner, heap_b[q])
 
         # ---- merge mode: two bodies that meet become one (then the caller rebuilds)
         if merge and p >= 0:
