@@ -193,7 +193,7 @@ def _wall_event(i, t, T, x, v, a, radius, wall_p, wall_n, wall_size, rest_wall, 
     wall k); resting walls have no events. A wall is first tested by its plane gap alone: beyond
     `_wall_reach`, it is out of reach, as `narrowphase._wall_contact_time` would find."""
     reach = _wall_reach(i, x, v, a, radius, wall_size, tol, T - t)
-    for k in range(wall_p.shape[0]):
+    for k in range(_walls_within(i, reach, x, radius, wall_p, wall_n)):
         if _plane_gap(i, k, x, radius, wall_p, wall_n) > reach or rest_wall[i, k]:
             continue
         t_c = _wall_time(i, k, t, T, x, v, a, radius, wall_p, wall_n, tol, speed_tol)
@@ -201,6 +201,16 @@ def _wall_event(i, t, T, x, v, a, radius, wall_p, wall_n, wall_size, rest_wall, 
             best = t_c
             partner = -1 - k
     return best, partner
+
+
+@njit(cache=True, inline="always")
+def _walls_within(b, reach, x, radius, wall_p, wall_n):
+    """How many walls a loop over body b's walls must visit: all of them if one has a plane gap of at most
+    ``reach`` (m), none otherwise. Most bodies are far from every wall: one branch instead of one per wall."""
+    nearest = INF
+    for k in range(wall_p.shape[0]):
+        nearest = min(nearest, _plane_gap(b, k, x, radius, wall_p, wall_n))
+    return wall_p.shape[0] if nearest <= reach else 0
 
 
 @njit(cache=True, inline="always")
@@ -300,7 +310,7 @@ def _predict_all(t, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair
         if inv_mass[i] != 0.0:  # `_wall_event`, written out: inlined here it counted references on 7 arrays
             reach = _wall_reach(i, x, v, a, radius, wall_size, tol, T - t)
             near_reach = _near_wall_reach(i, x, radius, wall_size, tol, resting_gap) if gather else -INF
-            for k in range(wall_p.shape[0]):
+            for k in range(_walls_within(i, max(reach, near_reach), x, radius, wall_p, wall_n)):
                 plane_gap = _plane_gap(i, k, x, radius, wall_p, wall_n)
                 if plane_gap <= near_reach:
                     nc, deepest = _near_wall(i, k, plane_gap, x, radius, wall_p, wall_n, tol, resting_gap, ci, cj, ck,
@@ -390,7 +400,7 @@ def _gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_
                                              deepest)  # fmt: skip
         if inv_mass[b] != 0.0:
             near_reach = _near_wall_reach(b, x, radius, wall_size, tol, resting_gap)
-            for k in range(wall_p.shape[0]):
+            for k in range(_walls_within(b, near_reach, x, radius, wall_p, wall_n)):
                 plane_gap = _plane_gap(b, k, x, radius, wall_p, wall_n)
                 if plane_gap <= near_reach:
                     nc, deepest = _near_wall(b, k, plane_gap, x, radius, wall_p, wall_n, tol, resting_gap, ci, cj, ck,
