@@ -164,16 +164,22 @@ class World(Model):
                        b.active[:n])  # fmt: skip
             kept = [arr.copy() for arr in changed] if log_enabled else []
             while True:
-                out = _drift(
-                    x, v, a_smooth, a_total, *self._pair_force, self._wall_force,
-                    b.inv_mass[:n], b.mass[:n], b.radius[:n], b.restitution[:n], b.inv_inertia[:n], b.active[:n],
-                    start, nbrs, large, x.copy(), margin,
-                    self.walls.point, self.walls.normal, self.walls.restitution, RULE_CODES[self.restitution_rule],
-                    keys, values, t_sub, dt, cfg.contact_tolerance, cfg.resting_gap, speed_tol, cfg.resting_speed,
-                    cfg.lcp_iterations, cfg.lcp_tolerance * v_scale, slop / dt, force_tol, cfg.max_rounds,
-                    self.impact_mode == "merge",
-                    *self._log.values(), log_enabled, *scratch, self._walls_held,
-                )  # fmt: skip
+                try:
+                    out = _drift(
+                        x, v, a_smooth, a_total, *self._pair_force, self._wall_force,
+                        b.inv_mass[:n], b.mass[:n], b.radius[:n], b.restitution[:n], b.inv_inertia[:n], b.active[:n],
+                        start, nbrs, large, x.copy(), margin,
+                        self.walls.point, self.walls.normal, self.walls.restitution, RULE_CODES[self.restitution_rule],
+                        keys, values, t_sub, dt, cfg.contact_tolerance, cfg.resting_gap, speed_tol, cfg.resting_speed,
+                        cfg.lcp_iterations, cfg.lcp_tolerance * v_scale, slop / dt, force_tol, cfg.max_rounds,
+                        self.impact_mode == "merge",
+                        *self._log.values(), log_enabled, *scratch, self._walls_held,
+                    )  # fmt: skip
+                except BaseException:
+                    for arr, (_, _, zeroed) in zip(scratch, specs, strict=True):
+                        if zeroed:  # a drift cut short may leave them dirty: they must be all zero
+                            arr[:] = 0
+                    raise
                 if out[3] <= len(self._log["time"]):
                     break
                 for arr, old in zip(changed, kept, strict=True):
