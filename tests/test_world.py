@@ -292,6 +292,23 @@ def test_invariant_order_independence(params, rnd):
     np.testing.assert_allclose(w2.velocities[ids2], w1.velocities[ids1], rtol=0, atol=1e-9)
 
 
+def test_body_crushed_by_a_moving_fixed_body_stops_the_run_with_a_clear_error():
+    # A ball between a wall and a fixed body closing in at 1 m/s gains 2 m/s per bounce and its impacts come
+    # ever faster: the gap closes at t = 0.7 s after infinitely many. The step must not run forever.
+    w = carom.World(dim=2, config=carom.Config(max_body_events=1000))
+    w.add_wall(point=(0, 0), normal=(1, 0))
+    w.add_body(position=(1.0, 0), velocity=(0, 0), mass=1.0, radius=0.5)
+    w.add_body(position=(2.2, 0), velocity=(-1.0, 0), radius=0.5, fixed=True)
+    with pytest.raises(carom.ContactError, match="body 0 took part in more than"):
+        w.run(until=1.0, dt=0.01)
+    # left at the last event, all bodies there, the ball still between the wall and the piston
+    assert 0.69 < w.time < 0.7
+    assert w.positions[1, 0] == pytest.approx(2.2 - w.time, abs=1e-12)
+    assert 0.5 - 1e-9 <= w.positions[0, 0] <= w.positions[1, 0] - 1.0 + 1e-9
+    # each bounce off the piston adds twice its speed (the 1D impact law with M -> inf)
+    assert abs(w.velocities[0, 0]) == pytest.approx(2 * round(abs(w.velocities[0, 0]) / 2), abs=1e-6)
+
+
 # ------------------------------------------------------------------ restitution rules, merging
 
 

@@ -11,11 +11,12 @@ from .forces import Atmosphere, Force, NBodyGravity, Thrust
 from .io import Trajectory, load
 from .model import Impact
 from .solver import resolve_impact
-from .world import ContactWarning, World
+from .world import ContactError, ContactWarning, World
 
 __all__ = [
     "Atmosphere",
     "Config",
+    "ContactError",
     "ContactWarning",
     "EventWorld",
     "Force",

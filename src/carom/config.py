@@ -52,6 +52,9 @@ class Config:
     #: Rounds of "solve together every contact that approaches now" allowed at one instant before the
     #: remaining approaching contacts are solved as one perfectly inelastic system (a warning is issued).
     max_rounds: int = 10_000
+    #: Events one body may take part in within one step. An endless cascade (a body crushed by a moving
+    #: fixed body against a wall: its collisions come ever faster) stops there with a `ContactError`.
+    max_body_events: int = 1_000_000
     #: Projected Gauss-Seidel sweeps and relative tolerance for each contact complementarity problem.
     lcp_iterations: int = 500
     lcp_tolerance: float = 1e-13
@@ -68,8 +71,8 @@ class Config:
             value = getattr(self, f.name)
             if not math.isfinite(value) or value < 0:
                 raise ValueError(f"Config.{f.name} must be finite and >= 0, got {value!r}")
-        if self.max_rounds < 1 or self.lcp_iterations < 1 or self.impact_log_capacity < 1:
-            raise ValueError("Config: max_rounds, lcp_iterations and impact_log_capacity must be >= 1")
+        if self.max_rounds < 1 or self.lcp_iterations < 1 or self.impact_log_capacity < 1 or self.max_body_events < 1:
+            raise ValueError("Config: max_rounds, lcp_iterations, impact_log_capacity and max_body_events must be >= 1")
         if self.sweep_safety < 1:
             raise ValueError(f"Config.sweep_safety must be >= 1, got {self.sweep_safety!r}")
 

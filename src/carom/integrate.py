@@ -46,6 +46,7 @@ from .state import _prefetch
 
 DONE = 0
 REBUILD = 1
+STALLED = 2
 INF = math.inf
 NO_PARTNER = np.iinfo(np.int64).max
 #: Bodies ahead whose neighbours' rows a scan over candidate lists prefetches.
@@ -640,7 +641,7 @@ def _drift(
     start, nbrs, large, x_ref, margin,
     wall_p, wall_n, wall_e, rule, keys, values,
     t0, T, tol, resting_gap, speed_tol, resting_speed, lcp_iterations, lcp_tol_v, rest_tol_v, rest_tol_a, max_rounds,
-    merge,
+    max_body_events, merge,
     log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, log_enabled,
     f_scratch, i_scratch, b_scratch, held_f, held_b, walls_held,
 ):  # fmt: skip
@@ -655,7 +656,8 @@ def _drift(
     Returns (time reached, status, impacts, impacts to log (more than the log holds: grow it and run the
     drift again on the state it started from), rounds capped, events processed, pair forces carried, the
     deepest overlap at t0 as a fraction of the smaller radius (0 if none), whether any contact was held by
-    forces, whether any ``wall_force`` is nonzero now).
+    forces, whether any ``wall_force`` is nonzero now, the body that took part in more than
+    ``max_body_events`` events (status STALLED; -1 otherwise)).
     """
     n, dim = x.shape
     n_wall = wall_p.shape[0]
@@ -765,6 +767,7 @@ def _drift(
     t_now = t0
     status = DONE
     events = 0
+    stalled = -1  # a body past max_body_events (status STALLED)
     while size > 0:
         i = heap_b[0]
         t_ev = ev_time[i]
@@ -915,6 +918,8 @@ def _drift(
             b = cluster[q]
             expanded[b] = False
             cnt[b] += 1
+            if cnt[b] > max_body_events:
+                stalled = b
         stray = False
         for q in range(n_cluster):
             b = cluster[q]
@@ -945,8 +950,11 @@ def _drift(
         if stray:
             status = REBUILD
             break
+        if stalled >= 0:
+            status = STALLED
+            break
 
-    t_end = t_now if status == REBUILD else T
+    t_end = T if status == DONE else t_now
     _advance_all(t_end, x, v, a, tb, active)
     # the forces carried at the end, for the next step's warm start; the resting set is cleared for the next
     # drift (with no contact held, it is clear already)
@@ -968,7 +976,7 @@ def _drift(
                 walls_held = walls_held or f_wall[b, k] != 0.0
         f_wall[:] = 0.0
         rest_wall[:] = False
-    return t_end, status, impacts, n_log, capped, events, nk, deepest, held, walls_held
+    return t_end, status, impacts, n_log, capped, events, nk, deepest, held, walls_held, stalled
 
 
 @njit(cache=True)

@@ -28,13 +28,19 @@ from numba import njit
 from . import broadphase
 from .config import DEFAULT, INTEGRATORS, Config
 from .forces import Force
-from .integrate import REBUILD, _drift, carried_forces, scratch_specs
+from .integrate import REBUILD, STALLED, _drift, carried_forces, scratch_specs
 from .model import Model, _number
 from .solver import RULE_CODES, _solve_contacts
 
 
 class ContactWarning(UserWarning):
     """Issued when the contacts at one instant needed more rounds than ``Config.max_rounds``."""
+
+
+class ContactError(RuntimeError):
+    """Raised when a body's impacts within one step never end (``Config.max_body_events``): a body crushed
+    between a moving fixed body and a wall or another fixed body collides ever faster, a singularity no
+    time step can resolve. The world is left at the time of the last event, every body moved to it."""
 
 
 class World(Model):
@@ -172,7 +178,7 @@ class World(Model):
                         self.walls.point, self.walls.normal, self.walls.restitution, RULE_CODES[self.restitution_rule],
                         keys, values, t_sub, dt, cfg.contact_tolerance, cfg.resting_gap, speed_tol, cfg.resting_speed,
                         cfg.lcp_iterations, cfg.lcp_tolerance * v_scale, slop / dt, force_tol, cfg.max_rounds,
-                        self.impact_mode == "merge",
+                        cfg.max_body_events, self.impact_mode == "merge",
                         *self._log.values(), log_enabled, *scratch, self._walls_held,
                     )  # fmt: skip
                 except BaseException:
@@ -185,7 +191,7 @@ class World(Model):
                 for arr, old in zip(changed, kept, strict=True):
                     arr[...] = old
                 self._log = _empty_log(x.shape[1], 2 * out[3])
-            t_sub, status, impacts, n_log, capped_now, events, nk, deepest, held, self._walls_held = out
+            t_sub, status, impacts, n_log, capped_now, events, nk, deepest, held, self._walls_held, stalled = out
             capped = capped or capped_now
             may_overlap = may_overlap or held or deepest < -overlap_slop
             self.collision_count += int(impacts)
@@ -195,6 +201,14 @@ class World(Model):
                 shifted = dict(self._log)
                 shifted["time"] = self._log["time"][:n_log] + self.time
                 self._emit_impacts(shifted, int(n_log))
+            if status == STALLED:
+                self.time += t_sub
+                self._a0 = None
+                raise ContactError(
+                    f"body {stalled} took part in more than Config.max_body_events={cfg.max_body_events} events "
+                    f"within one step, up to t={self.time:.17g} s: its impacts come ever faster, as when a moving "
+                    f"fixed body crushes it against a wall or another fixed body. The world is left at that time."
+                )
             if status != REBUILD:
                 break
             _motion_bounds(v, a0, b.radius[:n], self._movable(), dt - t_sub, cfg.contact_tolerance, motion)
