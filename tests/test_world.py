@@ -271,8 +271,12 @@ def test_overlap_made_between_steps_is_pushed_apart_by_the_next_step_without_for
     w.positions[1, 0] = 0.9  # 0.1 into body 0
     w.positions[2, 1] = 0.45  # 0.05 into the wall
     p0, e0 = w.momentum(), w.kinetic_energy()
+    com0 = (w.positions[0] + 3.0 * w.positions[1]) / 4.0
     w.step(1e-3)
     slop = w.config.resting_gap * 0.5
+    # the pair is pushed apart by mass-weighted displacements: its centre of mass moves only by its momentum
+    com = (w.positions[0] + 3.0 * w.positions[1]) / 4.0
+    np.testing.assert_allclose(com, com0 + 1e-3 * (w.velocities[0] + 3.0 * w.velocities[1]) / 4.0, rtol=0, atol=1e-14)
     assert np.linalg.norm(w.positions[1] - w.positions[0]) >= 1.0 - slop
     assert w.positions[2, 1] >= 0.5 - slop
     np.testing.assert_array_equal(w.momentum(), p0)
@@ -307,6 +311,9 @@ def test_body_crushed_by_a_moving_fixed_body_stops_the_run_with_a_clear_error():
     assert 0.5 - 1e-9 <= w.positions[0, 0] <= w.positions[1, 0] - 1.0 + 1e-9
     # each bounce off the piston adds twice its speed (the 1D impact law with M -> inf)
     assert abs(w.velocities[0, 0]) == pytest.approx(2 * round(abs(w.velocities[0, 0]) / 2), abs=1e-6)
+    # exactly: impacts alternate piston, wall, piston, ...; after c of them the ball has met the piston
+    # ceil(c / 2) times, and integer speeds are exact in floating point
+    assert abs(w.velocities[0, 0]) == 2 * math.ceil(w.collision_count / 2)
 
 
 # ------------------------------------------------------------------ restitution rules, merging

@@ -165,7 +165,7 @@ def _relative_products(xi, xj, vi, vj, ai, aj, reach2):
     """Products of body j's position, velocity and acceleration relative to body i's (rows, m, m/s,
     m/s^2): ``xx, xv, vv, xa, va, aa`` (``xv = dx . dv`` and so on), and, for a pair closer than
     ``sqrt(reach2)`` (m), its approach speed (m/s) by the arithmetic of the event's own test
-    (`integrate._touching`, `solver._approach_speed`); 0 otherwise."""
+    (`integrate._pair_gap`, `solver._approach_speed`); 0 otherwise."""
     xx = 0.0
     xv = 0.0
     vv = 0.0

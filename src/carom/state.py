@@ -112,8 +112,9 @@ class WallState:
 @intrinsic
 def _prefetch(typingctx, array, row):
     """Ask the processor to start loading row ``row`` of a C-contiguous array (a hint: no effect on
-    results). Kernels that visit bodies in an order known ahead (a gather's list, the next rows of candidate lists)
-    prefetch their rows so that their cache misses overlap instead of stalling one after another."""
+    results). Kernels that visit bodies in an order known ahead (a gather's list, the next rows of
+    candidate lists) prefetch their rows, so that their cache misses overlap instead of stalling one after
+    another."""
     sig = types.void(array, row)
 
     def codegen(context, builder, signature, args):

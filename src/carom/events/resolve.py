@@ -34,6 +34,7 @@ import math
 from numba import njit
 
 from ..solver import _approach_speed, _pair_restitution, _solve_contacts, _solve_one
+from ..state import _prefetch
 from .calendar import _update
 from .cells import _cells_around, _move, _next_crossing
 from .predict import (
@@ -87,7 +88,6 @@ from .state import (
     E,
     V,
     X,
-    _prefetch,
 )  # fmt: skip
 
 OK, CONTACTS_FULL, LOG_FULL = 0, 1, 2

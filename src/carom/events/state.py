@@ -25,7 +25,6 @@ from typing import NamedTuple
 import numpy as np
 
 from ..config import Config
-from ..state import _prefetch  # noqa: F401  (re-exported for the event kernels)
 
 # ``body`` columns (float64). X and V start three columns each: position (m) and velocity (m/s) at time
 # TB (s). The first eight columns, all that a scan for contacts reads in a gas, fill one 64-byte cache line.
@@ -172,5 +171,3 @@ def make_params(world, speed_scale: float) -> Params:
         lcp_tol_a=cfg.lcp_tolerance * g_norm, rule=RULE_CODES[world.restitution_rule],
         gravity=(float(g[0]), float(g[1]), float(g[2])), has_gravity=g_norm > 0,
     )  # fmt: skip
-
-
