@@ -94,3 +94,47 @@ def test_small_gas_in_a_box():
     rng_masses = rng.uniform(0.5, 2.0, size=27)
     event = agree(both(3, build), until=2.0, dt=0.05)
     assert event.collision_count > 50
+
+
+# ------------------------------------------------------------------ a body crushed by a moving fixed body
+
+
+def piston(engine, e, **config):
+    """A ball (restitution e) between a wall at x = 0 and a fixed body closing in at 1 m/s: the gap the ball
+    can move in closes at t = 0.7 s, after infinitely many impacts."""
+    w = engine(dim=2, config=carom.Config(**config))
+    w.add_wall(point=(0, 0), normal=(1, 0))
+    w.add_body(position=(1.0, 0), velocity=(0, 0), mass=1.0, radius=0.5, restitution=e)
+    w.add_body(position=(2.2, 0), velocity=(-1.0, 0), radius=0.5, fixed=True)
+    return w
+
+
+@pytest.mark.parametrize("engine", [carom.World, EventWorld])
+@pytest.mark.parametrize("e", [0.5, 0.0])
+def test_inelastic_ball_crushed_by_a_moving_fixed_body_stops_the_run_with_a_clear_error(engine, e):
+    # Once the gap has closed, no velocity of the ball satisfies both contacts (the ball cannot move away from
+    # the wall and from the piston at once): rounds at that instant never end. Both engines must stop.
+    w = piston(engine, e, max_rounds=50)
+    with pytest.raises(carom.ContactError, match="body 0 is crushed at"):
+        if engine is EventWorld:
+            w.run(until=1.0)
+        else:
+            w.run(until=1.0, dt=0.01)
+    # the closing time, within the contact tolerance of both contacts (1e-9 of the radius each, 1 m/s)
+    assert 0.7 - 1e-9 <= w.time <= 0.7 + 1e-12
+    assert w.positions[1, 0] == pytest.approx(2.2 - w.time, abs=1e-12)
+    assert w.positions[0, 0] == pytest.approx(0.5, abs=1e-9)
+
+
+def test_elastic_ball_crushed_by_a_moving_fixed_body_stops_the_event_run_with_a_clear_error():
+    # e = 1: each bounce off the piston adds 2 m/s and the gap closes after infinitely many impacts; World
+    # stops at Config.max_body_events in one step (test_world), EventWorld once the ball is faster than
+    # Config.max_speed_ratio times the scene's speed scale (1 m/s here, the piston's speed).
+    w = piston(EventWorld, 1.0, max_speed_ratio=1e3)
+    with pytest.raises(carom.ContactError, match=r"body 0 reached 1002 m/s .*Config\.max_speed_ratio=1000 times"):
+        w.run(until=1.0)
+    assert w.time < 0.7
+    # left just before the event that found it: impacts alternate piston, wall, piston, ...; after c of them
+    # the ball has met the piston ceil(c / 2) times, and integer speeds are exact in floating point
+    assert abs(w.velocities[0, 0]) == 2 * math.ceil(w.collision_count / 2) == 1002
+    assert 0.5 - 1e-9 <= w.positions[0, 0] <= w.positions[1, 0] - 1.0 + 1e-9

@@ -101,6 +101,8 @@ def test_forces_are_validated(world):
 def test_config_is_validated():
     with pytest.raises(ValueError, match=r"Config\.resting_speed"):
         carom.Config(resting_speed=-1)
+    with pytest.raises(ValueError, match=r"Config\.max_speed_ratio must be >= 1, got 0\.5"):
+        carom.Config(max_speed_ratio=0.5)
     assert carom.Config().replace(resting_speed=0.0).resting_speed == 0.0
 
 

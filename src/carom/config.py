@@ -51,10 +51,17 @@ class Config:
     speed_tolerance: float = 1e-12
     #: Rounds of "solve together every contact that approaches now" allowed at one instant before the
     #: remaining approaching contacts are solved as one perfectly inelastic system (a warning is issued).
+    #: If contacts still approach after as many more rounds, no velocities satisfy them all (a body crushed
+    #: against a wall by a moving fixed body), and the run stops with a `ContactError`.
     max_rounds: int = 10_000
     #: Events one body may take part in within one step. An endless cascade (a body crushed by a moving
     #: fixed body against a wall: its collisions come ever faster) stops there with a `ContactError`.
     max_body_events: int = 1_000_000
+    #: `EventWorld` only: a body faster than this many times the scene's speed scale (its largest speed, or
+    #: ``sqrt(|g| L)`` over the scene's extent L if larger, when the engine was built) stops the run with a
+    #: `ContactError`. Only a body crushed elastically by a moving fixed body gains speed without bound
+    #: (each bounce off it adds twice its speed), its impacts then coming ever faster. Dimensionless.
+    max_speed_ratio: float = 1e6
     #: Projected Gauss-Seidel sweeps and relative tolerance for each contact complementarity problem.
     lcp_iterations: int = 500
     lcp_tolerance: float = 1e-13
@@ -73,6 +80,8 @@ class Config:
                 raise ValueError(f"Config.{f.name} must be finite and >= 0, got {value!r}")
         if self.max_rounds < 1 or self.lcp_iterations < 1 or self.impact_log_capacity < 1 or self.max_body_events < 1:
             raise ValueError("Config: max_rounds, lcp_iterations, impact_log_capacity and max_body_events must be >= 1")
+        if self.max_speed_ratio < 1:
+            raise ValueError(f"Config.max_speed_ratio must be >= 1, got {self.max_speed_ratio!r}")
         if self.sweep_safety < 1:
             raise ValueError(f"Config.sweep_safety must be >= 1, got {self.sweep_safety!r}")
 

@@ -47,6 +47,7 @@ from .state import _prefetch
 DONE = 0
 REBUILD = 1
 STALLED = 2
+CRUSHED = 3
 INF = math.inf
 NO_PARTNER = np.iinfo(np.int64).max
 #: Bodies ahead whose neighbours' rows a scan over candidate lists prefetches.
@@ -657,7 +658,9 @@ def _drift(
     drift again on the state it started from), rounds capped, events processed, pair forces carried, the
     deepest overlap at t0 as a fraction of the smaller radius (0 if none), whether any contact was held by
     forces, whether any ``wall_force`` is nonzero now, the body that took part in more than
-    ``max_body_events`` events (status STALLED; -1 otherwise)).
+    ``max_body_events`` events (status STALLED) or whose contacts still approached after ``2 max_rounds``
+    rounds at one instant, the last half perfectly inelastic (status CRUSHED: no velocities satisfy them
+    all); -1 otherwise).
     """
     n, dim = x.shape
     n_wall = wall_p.shape[0]
@@ -767,7 +770,8 @@ def _drift(
     t_now = t0
     status = DONE
     events = 0
-    stalled = -1  # a body past max_body_events (status STALLED)
+    stalled = -1  # a body past max_body_events (status STALLED), or crushed (status CRUSHED)
+    crushed = -1
     while size > 0:
         i = heap_b[0]
         t_ev = ev_time[i]
@@ -845,6 +849,9 @@ def _drift(
             if ns == 0:
                 break
             rounds += 1
+            if rounds > 2 * max_rounds:  # no velocities satisfy these contacts: a body is crushed
+                crushed = ci[sel[0]]
+                break
             capped_now = rounds > max_rounds
             capped = capped or capped_now
             resting_only = True
@@ -952,6 +959,10 @@ def _drift(
             break
         if stalled >= 0:
             status = STALLED
+            break
+        if crushed >= 0:
+            status = CRUSHED
+            stalled = crushed
             break
 
     t_end = T if status == DONE else t_now

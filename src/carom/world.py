@@ -28,7 +28,7 @@ from numba import njit
 from . import broadphase
 from .config import DEFAULT, INTEGRATORS, Config
 from .forces import Force
-from .integrate import REBUILD, STALLED, _drift, carried_forces, scratch_specs
+from .integrate import CRUSHED, REBUILD, STALLED, _drift, carried_forces, scratch_specs
 from .model import Model, _number
 from .solver import RULE_CODES, _solve_contacts
 
@@ -38,9 +38,12 @@ class ContactWarning(UserWarning):
 
 
 class ContactError(RuntimeError):
-    """Raised when a body's impacts within one step never end (``Config.max_body_events``): a body crushed
-    between a moving fixed body and a wall or another fixed body collides ever faster, a singularity no
-    time step can resolve. The world is left at the time of the last event, every body moved to it."""
+    """Raised when a body is crushed between a moving fixed body and a wall or another fixed body, a
+    singularity no engine can resolve: elastic, its impacts come ever faster (``Config.max_body_events``
+    within one `World` step, ``Config.max_speed_ratio`` in `EventWorld`); inelastic, no velocities satisfy
+    its contacts once the gap has closed (contacts still approaching after ``2 Config.max_rounds`` rounds at
+    one instant). The world is left at the time of the last event (`EventWorld`: just before the event
+    that stopped it), every body moved to it."""
 
 
 class World(Model):
@@ -201,14 +204,19 @@ class World(Model):
                 shifted = dict(self._log)
                 shifted["time"] = self._log["time"][:n_log] + self.time
                 self._emit_impacts(shifted, int(n_log))
-            if status == STALLED:
+            if status == STALLED or status == CRUSHED:
                 self.time += t_sub
                 self._a0 = None
                 raise ContactError(
                     f"body {stalled} took part in more than Config.max_body_events={cfg.max_body_events} events "
                     f"within one step, up to t={self.time:.17g} s: its impacts come ever faster, as when a moving "
                     f"fixed body crushes it against a wall or another fixed body. The world is left at that time."
-                )
+                    if status == STALLED else
+                    f"body {stalled} is crushed at t={self.time:.17g} s: its contacts still approached after "
+                    f"2 Config.max_rounds={2 * cfg.max_rounds} rounds at one instant (the last half perfectly "
+                    f"inelastic), so no velocities satisfy them all, as when a moving fixed body presses it against "
+                    f"a wall. The world is left at that instant."
+                )  # fmt: skip
             if status != REBUILD:
                 break
             _motion_bounds(v, a0, b.radius[:n], self._movable(), dt - t_sub, cfg.contact_tolerance, motion)

@@ -48,7 +48,8 @@ def _start(body, link, head, chain, geo, walls, p, ct, key, tree, t):
 def _run(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, key, tree, tally, sums, t_end,
          max_events):  # fmt: skip
     """Process events up to time t_end, at most ``max_events`` of them. Returns (status, time of the last
-    event processed or -inf); a status other than OK asks the caller to grow an array and call again."""
+    event processed or -inf); a status other than OK stops at the event of body ``tree[1]``, undone: grow
+    an array and call again, or (CRUSHED) stop the run."""
     last = -math.inf
     done = 0
     while done < max_events:

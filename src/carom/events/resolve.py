@@ -22,7 +22,12 @@ Impact law per contact (approach speed u; e from the pair's restitution rule or 
   exactly the normal force ``m a_n``; at most ``mu resting_speed^2 / 2`` of energy is added per contact.
 * TC model (Luding & McNamara 1998), when ``tc > 0``: a pair impact of a body that had another impact
   less than ``tc`` earlier is elastic.
-* after ``max_rounds`` rounds at one instant, separation 0 (a `ContactWarning`).
+* after ``max_rounds`` rounds at one instant, separation 0 (a `ContactWarning`). If contacts still
+  approach after ``max_rounds`` more such rounds, no velocities satisfy them all: a body is crushed
+  between bodies or walls that close in on it (a moving fixed body). The instant is undone and the run
+  stops (status CRUSHED, a `carom.ContactError`). Crushed elastically, a body instead gains twice the
+  fixed body's speed at each bounce: an event of a body faster than ``Params.max_speed`` stops the run
+  before it is resolved (status RUNAWAY).
 
 A crossing event moves the body to its new cell and predicts it against the slab that came into reach.
 """
@@ -90,7 +95,7 @@ from .state import (
     X,
 )  # fmt: skip
 
-OK, CONTACTS_FULL, LOG_FULL = 0, 1, 2
+OK, CONTACTS_FULL, LOG_FULL, CRUSHED, RUNAWAY = 0, 1, 2, 3, 4
 IMPACT, RESTING, HOP, ELASTIC_TC = 0, 1, 2, 3
 JOINED, IMPACTED, GATHERED = 0, 1, 2  # columns of Contacts.flags
 
@@ -268,6 +273,8 @@ def _rounds(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log
         if ns == 0:
             return OK, n_cl, nc
         rounds += 1
+        if rounds > 2 * p.max_rounds:
+            return CRUSHED, n_cl, nc
         capped = rounds > p.max_rounds
         if capped:
             ct.staged[CAPPED] = 1.0
@@ -350,11 +357,20 @@ def _repredict(body, link, head, chain, geo, walls, p, ct, key, tree, b, start, 
 
 
 @njit(cache=True, inline="always")
+def _speed2(body, b):
+    """|v|^2 of body b at its own time (m^2/s^2)."""
+    return body[b, V] ** 2 + body[b, V + 1] ** 2 + body[b, V + 2] ** 2
+
+
+@njit(cache=True, inline="always")
 def _instant(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, key, tree, tally, sums, i,
              t):  # fmt: skip
     """Resolve body i's pair event at time t. Returns OK, or CONTACTS_FULL / LOG_FULL with everything
-    undone (the caller grows the arrays and calls again)."""
+    undone (the caller grows the arrays and calls again), or CRUSHED / RUNAWAY, undone too (the caller
+    stops)."""
     j = link[i, PARTNER]
+    if _speed2(body, i) > p.max_speed**2 or (j >= 0 and _speed2(body, j) > p.max_speed**2):
+        return RUNAWAY
     n_log = tally[N_LOG]
     ct.staged[:] = 0.0
     ct.used[:] = 0

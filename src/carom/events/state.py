@@ -87,6 +87,7 @@ class Params(NamedTuple):
     speed_tol: float  # m/s: approach speeds up to this count as zero
     accel_tol: float  # m/s^2: normal accelerations up to this count as zero
     resting_speed: float  # m/s
+    max_speed: float  # m/s: a body faster than this at its event stops the run (RUNAWAY)
     tc: float  # s: TC-model duration (0: off)
     max_rounds: int
     lcp_iterations: int
@@ -157,7 +158,8 @@ def scene_arrays(world) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def make_params(world, speed_scale: float) -> Params:
     """Kernel settings for ``world`` (an `EventWorld`); ``speed_scale`` (m/s) sets the round-off floor
-    of speeds, ``Config.speed_tolerance * speed_scale``."""
+    of speeds, ``Config.speed_tolerance * speed_scale``, and the runaway speed, ``Config.max_speed_ratio *
+    speed_scale``."""
     from ..solver import RULE_CODES
 
     cfg: Config = world.config
@@ -166,7 +168,8 @@ def make_params(world, speed_scale: float) -> Params:
     g_norm = float(np.linalg.norm(g))
     return Params(
         tol=cfg.contact_tolerance, speed_tol=cfg.speed_tolerance * speed_scale,
-        accel_tol=cfg.speed_tolerance * g_norm, resting_speed=cfg.resting_speed, tc=world.tc,
+        accel_tol=cfg.speed_tolerance * g_norm, resting_speed=cfg.resting_speed,
+        max_speed=cfg.max_speed_ratio * speed_scale, tc=world.tc,
         max_rounds=cfg.max_rounds, lcp_iterations=cfg.lcp_iterations, lcp_tol_v=cfg.lcp_tolerance * speed_scale,
         lcp_tol_a=cfg.lcp_tolerance * g_norm, rule=RULE_CODES[world.restitution_rule],
         gravity=(float(g[0]), float(g[1]), float(g[2])), has_gravity=g_norm > 0,

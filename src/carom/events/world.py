@@ -18,12 +18,12 @@ from scipy.spatial import cKDTree
 
 from ..config import DEFAULT, Config
 from ..model import Model, _number, _vector
-from ..world import ContactWarning
+from ..world import ContactError, ContactWarning
 from . import state as st
 from .calendar import _rebuild, new_calendar
 from .cells import new_grid
 from .loop import _kinetic_pending, _run, _start, _synced
-from .resolve import CONTACTS_FULL, LOG_FULL
+from .resolve import CONTACTS_FULL, CRUSHED, LOG_FULL, RUNAWAY
 from .state import Contacts, Geometry
 
 
@@ -207,13 +207,40 @@ class EventWorld(Model):
             elif status != LOG_FULL:
                 break
             tally[st.N_LOG] = 0
+        stopped = int(eng.tree[1]) if status in (CRUSHED, RUNAWAY) else -1
+        if stopped >= 0:  # stop at the event that cannot be resolved: the world is left just before it
+            t_end = last = float(eng.key[stopped])
         t1 = t_end if math.isfinite(t_end) else max(t0, last)
         sums[st.KINETIC] += _kinetic_pending(eng.body, t1)
         self._pressure_sums = (float(sums[st.KINETIC]), float(sums[st.VIRIAL]), t1 - t0)
         self.collision_count += int(tally[st.IMPACTS])
         self.event_count += int(tally[st.EVENTS])
         self._warn(tally, last)
+        if stopped >= 0:
+            self.time = last
+            self._finish()
+            raise self._stop_error(status, stopped, last)
         return last
+
+    def _stop_error(self, status: int, i: int, t: float) -> ContactError:
+        """The error for an event of body i at time t that stopped the run (status CRUSHED or RUNAWAY)."""
+        if status == CRUSHED:
+            return ContactError(
+                f"body {i} is crushed at t={t:.17g} s: its contacts still approached after 2 Config.max_rounds="
+                f"{2 * self.config.max_rounds} rounds at one instant (the last half perfectly inelastic), so no "
+                f"velocities satisfy them all, as when a moving fixed body presses it against a wall. The world "
+                f"is left just before that instant."
+            )
+        eng = self._engine
+        j = int(eng.link[i, st.PARTNER])
+        speed = np.linalg.norm(eng.body[[i, max(j, 0)], st.V : st.V + 3], axis=1)
+        fast = j if j >= 0 and speed[1] > speed[0] else i
+        return ContactError(
+            f"body {fast} reached {max(speed):.6g} m/s at t={t:.17g} s, more than Config.max_speed_ratio="
+            f"{self.config.max_speed_ratio:g} times the scene's speed scale {eng.speed_scale:.6g} m/s: its "
+            f"impacts come ever faster, as when a moving fixed body crushes it elastically against a wall. The "
+            f"world is left just before that event."
+        )
 
     def _emit_log(self, log_i: np.ndarray, log_f: np.ndarray, count: int) -> None:
         if count:
