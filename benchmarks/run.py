@@ -4,7 +4,8 @@ Prints a Markdown table (body-steps/s, impacts/s, peak memory, energy change) fo
 on a 3D elastic gas (packing fraction 0.2, dt = 0.01 in reduced units) and on a 2D disk pile under
 gravity (dt = 1 ms, timed over its first simulated second, while it pours); then the event-driven
 benchmark (benchmarks/events.py). Each case takes a few warm-up steps first (Numba compilation is not
-timed) and then as many steps as fit in its time budget.
+timed) and then as many steps as fit in its time budget; the rates over each fifth of it show the spread
+(the host's noise, and for the pile its physics: pouring, then settling).
 """
 
 from __future__ import annotations
@@ -30,9 +31,13 @@ def _case(kind: str, n: int, budget_s: float) -> dict:
         w.step(dt)
     e0, impacts0 = w.total_energy(), w.collision_count
     steps, start = 0, time.perf_counter()
-    while time.perf_counter() - start < budget_s:
-        w.step(dt)
-        steps += 1
+    fifths = []  # body-steps/s over each fifth of the budget: the spread shows the host's noise
+    while (now := time.perf_counter()) - start < budget_s:
+        since, done = now, steps
+        while time.perf_counter() - since < budget_s / 5 or steps == done:
+            w.step(dt)
+            steps += 1
+        fifths.append(n * (steps - done) / (time.perf_counter() - since))
     wall = time.perf_counter() - start
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
@@ -40,6 +45,7 @@ def _case(kind: str, n: int, budget_s: float) -> dict:
         "n": n,
         "steps": steps,
         "body-steps/s": n * steps / wall,
+        "fifths": (min(fifths), max(fifths)),
         "impacts/s": (w.collision_count - impacts0) / wall,
         "us/body-step": 1e6 * wall / (n * steps),
         "peak MB": peak_mb,
@@ -63,13 +69,16 @@ def main(argv=None) -> None:
     budget = 2.0 if args.quick else args.budget
     print(f"carom benchmark on {platform.processor() or platform.machine()}, Python {platform.python_version()}, "
           f"{platform.system()}; one core per case\n")  # fmt: skip
-    print("| scene | n | steps | body-steps/s | impacts/s | µs/body-step | peak MB | ΔE/E over the run |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| scene | n | steps | body-steps/s | fifths: min–max | impacts/s | µs/body-step | peak MB | "
+          "ΔE/E over the run |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for kind, sizes in (("gas", gas_sizes), ("pile", pile_sizes)):
         for n in sizes:
             r = _run_isolated(kind, n, budget)
-            print(f"| {r['scene']} | {n:,} | {r['steps']} | {r['body-steps/s']:.3g} | {r['impacts/s']:.3g} | "
-                  f"{r['us/body-step']:.3g} | {r['peak MB']:.0f} | {r['energy drift']:.1e} |", flush=True)  # fmt: skip
+            low, high = r["fifths"]
+            print(f"| {r['scene']} | {n:,} | {r['steps']} | {r['body-steps/s']:.3g} | {low:.3g}–{high:.3g} | "
+                  f"{r['impacts/s']:.3g} | {r['us/body-step']:.3g} | {r['peak MB']:.0f} | {r['energy drift']:.1e} |",
+                  flush=True)  # fmt: skip
     if not args.no_events:
         sys.path.insert(0, str(Path(__file__).parent))
         import events
