@@ -568,9 +568,10 @@ def _rest_limit(c, ci, cj, a, a_smooth, rested, dt, resting_speed, speed_tol, re
 
 
 @njit(cache=True, inline="always")
-def _expand(b, t, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p, wall_n, rest_wall,
-            f_wall, tol, merge, expanded, ci, cj, ck, cn, cw, nc, nrm):  # fmt: skip
-    """Add the contacts of body b (at time t) not yet gathered, touching or resting; mark b expanded."""
+def _expand(b, t, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p, wall_n, wall_size,
+            rest_wall, f_wall, held, tol, merge, expanded, ci, cj, ck, cn, cw, nc, nrm):  # fmt: skip
+    """Add the contacts of body b (at time t) not yet gathered, touching or resting; mark b expanded. With no
+    contact held in this drift (``held`` false: no wall rests), a body far from every wall visits none."""
     if not merge:
         for m in range(start[b], start[b + 1]):
             j = nbrs[m]
@@ -581,7 +582,10 @@ def _expand(b, t, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair,
             if gap == 0.0 or rest_pair[m]:
                 _put_contact(ci, cj, ck, cn, cw, nc, b, j, m, nrm, 1.0, gap, rest_pair[m], f_pair[m])
                 nc += 1
-    for k in range(wall_p.shape[0]):
+    n_walls = wall_p.shape[0]
+    if not held:
+        n_walls = _walls_within(b, _wall_slack_bound(b, x, radius, wall_size, tol), x, radius, wall_p, wall_n)
+    for k in range(n_walls):
         gap = _wall_gap(b, k, x, radius, wall_p, wall_n, tol)
         if gap == 0.0 or rest_wall[b, k]:
             _put_contact(ci, cj, ck, cn, cw, nc, b, -1 - k, -1, wall_n[k], -1.0, gap, rest_wall[b, k], f_wall[b, k])
@@ -829,7 +833,7 @@ def _drift(
             _advance(b, t_now, x, v, a, tb)
             nc = _expand(
                 b, t_now, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p, wall_n,
-                rest_wall, f_wall, tol, merge, expanded, ci, cj, ck, cn, cw, nc, nrm,
+                wall_size, rest_wall, f_wall, held, tol, merge, expanded, ci, cj, ck, cn, cw, nc, nrm,
             )  # fmt: skip
             cluster[n_cluster] = b
             n_cluster += 1
@@ -887,7 +891,8 @@ def _drift(
                     if b >= 0 and inv_mass[b] != 0.0 and not expanded[b]:
                         nc = _expand(
                             b, t_now, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p,
-                            wall_n, rest_wall, f_wall, tol, merge, expanded, ci, cj, ck, cn, cw, nc, nrm,
+                            wall_n, wall_size, rest_wall, f_wall, held, tol, merge, expanded, ci, cj, ck, cn, cw, nc,
+                            nrm,
                         )  # fmt: skip
                         cluster[n_cluster] = b
                         n_cluster += 1
