@@ -138,3 +138,17 @@ def test_elastic_ball_crushed_by_a_moving_fixed_body_stops_the_event_run_with_a_
     # the ball has met the piston ceil(c / 2) times, and integer speeds are exact in floating point
     assert abs(w.velocities[0, 0]) == 2 * math.ceil(w.collision_count / 2) == 1002
     assert 0.5 - 1e-9 <= w.positions[0, 0] <= w.positions[1, 0] - 1.0 + 1e-9
+
+
+def test_event_sooner_than_the_clock_can_tell_stops_the_event_run_with_a_clear_error():
+    # At t = 1e9 s the clock's resolution is 1.2e-7 s, and the ball reaches the wall 5e-9 s later: its event
+    # time rounds to now, and repeating it would never move the ball. (A known limitation of absolute event
+    # times, README; a crushed ball ends here too.) The run must stop, not loop.
+    w = EventWorld(dim=2, config=carom.Config(max_body_events=1000))
+    w.time = 1e9
+    w.add_wall(point=(0, 0), normal=(1, 0))
+    w.add_body(position=(0.5 + 5e-6, 0), velocity=(-1e3, 0), mass=1.0, radius=0.5)
+    with pytest.raises(carom.ContactError, match=r"stalled at t=1000000000 s: more than .* = 1010 events in a row"):
+        w.run(until=1e9 + 1.0)
+    assert w.time == 1e9
+    assert w.positions[0, 0] == 0.5 + 5e-6

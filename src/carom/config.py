@@ -56,6 +56,8 @@ class Config:
     max_rounds: int = 10_000
     #: Events one body may take part in within one step. An endless cascade (a body crushed by a moving
     #: fixed body against a wall: its collisions come ever faster) stops there with a `ContactError`.
+    #: `EventWorld`: more than this plus 10 per body events in a row at times the clock cannot tell apart
+    #: (within round-off of each other) stop the run the same way.
     max_body_events: int = 1_000_000
     #: `EventWorld` only: a body faster than this many times the scene's speed scale (its largest speed, or
     #: ``sqrt(|g| L)`` over the scene's extent L if larger, when the engine was built) stops the run with a

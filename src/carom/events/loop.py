@@ -21,11 +21,12 @@ import math
 
 from numba import njit
 
+from ..config import ROUNDOFF
 from .calendar import _rebuild, _update
 from .cells import _next_crossing
 from .predict import _kinetic, _moved, _predict
-from .resolve import OK, _cross, _instant, _rest_on_walls
-from .state import COUNT, CX_TIME, EV_TIME, EVENTS, FACE, PARTNER, PARTNER_COUNT, TB, A, V, X
+from .resolve import OK, STALLED, _cross, _instant, _rest_on_walls
+from .state import COUNT, CX_TIME, EV_TIME, EVENTS, FACE, PARTNER, PARTNER_COUNT, PREVIOUS, STILL, TB, A, V, X
 
 
 @njit(cache=True, _nrt=False)
@@ -49,7 +50,11 @@ def _run(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f,
          max_events):  # fmt: skip
     """Process events up to time t_end, at most ``max_events`` of them. Returns (status, time of the last
     event processed or -inf); a status other than OK stops at the event of body ``tree[1]``, undone: grow
-    an array and call again, or (CRUSHED) stop the run."""
+    an array and call again, or (CRUSHED, RUNAWAY, STALLED) stop the run.
+
+    More than ``p.max_still`` events in a row whose times do not advance beyond round-off stop the run
+    (STALLED): a body's next event then comes sooner than the clock can tell (a body crushed ever faster),
+    and the run would repeat it forever."""
     last = -math.inf
     done = 0
     while done < max_events:
@@ -57,14 +62,23 @@ def _run(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f,
         t = key[b]
         if t > t_end or t == math.inf:
             break
-        if body[b, CX_TIME] <= body[b, EV_TIME]:
-            _cross(body, link, head, chain, geo, p, ct.cells, ct.rel, key, tree, sums, b, t)
-        else:
+        crossing = body[b, CX_TIME] <= body[b, EV_TIME]
+        if not crossing:
             j = link[b, PARTNER]
             if j >= 0 and link[b, PARTNER_COUNT] != link[j, COUNT]:
                 _predict(body, link, head, chain, geo, walls, p, ct.cells, ct.rel, b, t)
                 _update(key, tree, b, min(body[b, EV_TIME], body[b, CX_TIME]))
                 continue
+        if t - sums[PREVIOUS] <= ROUNDOFF * abs(t):
+            tally[STILL] += 1
+            if tally[STILL] > p.max_still:
+                return STALLED, last
+        else:
+            tally[STILL] = 0
+        sums[PREVIOUS] = t
+        if crossing:
+            _cross(body, link, head, chain, geo, p, ct.cells, ct.rel, key, tree, sums, b, t)
+        else:
             status = _instant(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, key, tree, tally,
                               sums, b, t)  # fmt: skip
             if status != OK:

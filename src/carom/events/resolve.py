@@ -95,7 +95,7 @@ from .state import (
     X,
 )  # fmt: skip
 
-OK, CONTACTS_FULL, LOG_FULL, CRUSHED, RUNAWAY = 0, 1, 2, 3, 4
+OK, CONTACTS_FULL, LOG_FULL, CRUSHED, RUNAWAY, STALLED = 0, 1, 2, 3, 4, 5
 IMPACT, RESTING, HOP, ELASTIC_TC = 0, 1, 2, 3
 JOINED, IMPACTED, GATHERED = 0, 1, 2  # columns of Contacts.flags
 

@@ -63,9 +63,10 @@ LOG_TIME, LOG_NORMAL, LOG_IMPULSE, LOG_APPROACH, LOG_E = 0, 1, 4, 5, 6
 LOG_COLUMNS = (2, 7)
 
 # Counters (``tally``, int64) and sums (``sums``, float64) of one call; ``staged`` holds an instant's
-# counts until it is committed, its virial in the last entry.
-EVENTS, IMPACTS, TC_USED, RESTED, HOPPED, CAPPED, N_LOG = range(7)
-KINETIC, VIRIAL = range(2)
+# counts until it is committed, its virial in the last entry. STILL counts the events in a row whose time
+# did not advance beyond round-off from the one before, at time PREVIOUS (kept from call to call).
+EVENTS, IMPACTS, TC_USED, RESTED, HOPPED, CAPPED, N_LOG, STILL = range(8)
+KINETIC, VIRIAL, PREVIOUS = range(3)
 
 
 class Geometry(NamedTuple):
@@ -88,6 +89,7 @@ class Params(NamedTuple):
     accel_tol: float  # m/s^2: normal accelerations up to this count as zero
     resting_speed: float  # m/s
     max_speed: float  # m/s: a body faster than this at its event stops the run (RUNAWAY)
+    max_still: int  # events in a row without time advancing beyond round-off that stop the run (STALLED)
     tc: float  # s: TC-model duration (0: off)
     max_rounds: int
     lcp_iterations: int
@@ -169,7 +171,8 @@ def make_params(world, speed_scale: float) -> Params:
     return Params(
         tol=cfg.contact_tolerance, speed_tol=cfg.speed_tolerance * speed_scale,
         accel_tol=cfg.speed_tolerance * g_norm, resting_speed=cfg.resting_speed,
-        max_speed=cfg.max_speed_ratio * speed_scale, tc=world.tc,
+        max_speed=cfg.max_speed_ratio * speed_scale, max_still=cfg.max_body_events + 10 * world.bodies.n,
+        tc=world.tc,
         max_rounds=cfg.max_rounds, lcp_iterations=cfg.lcp_iterations, lcp_tol_v=cfg.lcp_tolerance * speed_scale,
         lcp_tol_a=cfg.lcp_tolerance * g_norm, rule=RULE_CODES[world.restitution_rule],
         gravity=(float(g[0]), float(g[1]), float(g[2])), has_gravity=g_norm > 0,

@@ -23,7 +23,7 @@ from . import state as st
 from .calendar import _rebuild, new_calendar
 from .cells import new_grid
 from .loop import _kinetic_pending, _run, _start, _synced
-from .resolve import CONTACTS_FULL, CRUSHED, LOG_FULL, RUNAWAY
+from .resolve import CONTACTS_FULL, CRUSHED, LOG_FULL, RUNAWAY, STALLED
 from .state import Contacts, Geometry
 
 
@@ -46,6 +46,8 @@ class _Engine:
     tree: np.ndarray
     speed_scale: float  # m/s, sets the round-off floor Config.speed_tolerance * speed_scale
     contacts: Contacts | None = None
+    still: int = 0  # events in a row whose time did not advance beyond round-off (see `carom.events.loop`)
+    still_time: float = -math.inf  # s: the time of the last of them
 
     def state(self) -> dict:
         """The arrays as flat ``engine_*`` entries (the calendar is rebuilt from the event times)."""
@@ -187,8 +189,9 @@ class EventWorld(Model):
         if eng.contacts is None:
             eng.contacts = st.new_contacts(len(eng.body), self.walls.n, self._contact_capacity)
         log_i, log_f = st.new_log(self.config.impact_log_capacity if self._impact_callbacks else 0)
-        tally = np.zeros(7, dtype=np.int64)
-        sums = np.zeros(2)
+        tally = np.zeros(8, dtype=np.int64)
+        sums = np.zeros(3)
+        tally[st.STILL], sums[st.PREVIOUS] = eng.still, eng.still_time
         t0 = self.time
         sums[st.KINETIC] = -_kinetic_pending(eng.body, t0)
         last = -math.inf
@@ -207,7 +210,8 @@ class EventWorld(Model):
             elif status != LOG_FULL:
                 break
             tally[st.N_LOG] = 0
-        stopped = int(eng.tree[1]) if status in (CRUSHED, RUNAWAY) else -1
+        eng.still, eng.still_time = int(tally[st.STILL]), float(sums[st.PREVIOUS])
+        stopped = int(eng.tree[1]) if status in (CRUSHED, RUNAWAY, STALLED) else -1
         if stopped >= 0:  # stop at the event that cannot be resolved: the world is left just before it
             t_end = last = float(eng.key[stopped])
         t1 = t_end if math.isfinite(t_end) else max(t0, last)
@@ -223,7 +227,17 @@ class EventWorld(Model):
         return last
 
     def _stop_error(self, status: int, i: int, t: float) -> ContactError:
-        """The error for an event of body i at time t that stopped the run (status CRUSHED or RUNAWAY)."""
+        """The error for an event of body i at time t that stopped the run (status CRUSHED, RUNAWAY or
+        STALLED)."""
+        if status == STALLED:
+            return ContactError(
+                f"the run stalled at t={t:.17g} s: more than Config.max_body_events + 10 n = "
+                f"{self.config.max_body_events + 10 * self.bodies.n} events in a row came at times the clock cannot "
+                f"tell apart (its resolution there is about {np.spacing(abs(t)):.3g} s), the next one of body {i} at "
+                f"{np.linalg.norm(self._engine.body[i, st.V : st.V + 3]):.6g} m/s: a contact sooner than that "
+                f"cannot be reached, as for a body crushed ever faster by a moving fixed body, or a fast body near "
+                f"contact at a large absolute time. The world is left at that time."
+            )
         if status == CRUSHED:
             return ContactError(
                 f"body {i} is crushed at t={t:.17g} s: its contacts still approached after 2 Config.max_rounds="
