@@ -46,6 +46,16 @@ class ContactError(RuntimeError):
     that stopped it), every body moved to it."""
 
 
+def _crushed_error(body: int, t: float, max_rounds: int, left: str) -> ContactError:
+    """The error of both engines for contacts at one instant that no velocities satisfy (status CRUSHED);
+    ``left`` says where the world is left."""
+    return ContactError(
+        f"body {body} is crushed at t={t:.17g} s: its contacts still approached after 2 Config.max_rounds="
+        f"{2 * max_rounds} rounds at one instant (the last half perfectly inelastic), so no velocities satisfy "
+        f"them all, as when a moving fixed body presses it against a wall. The world is left {left}."
+    )
+
+
 class World(Model):
     """A time-stepped world of spheres (dim=3) or disks (dim=2) with exact impacts, forces and walls.
 
@@ -204,19 +214,18 @@ class World(Model):
                 shifted = dict(self._log)
                 shifted["time"] = self._log["time"][:n_log] + self.time
                 self._emit_impacts(shifted, int(n_log))
-            if status == STALLED or status == CRUSHED:
+            if status == CRUSHED:
+                self.time += t_sub
+                self._a0 = None
+                raise _crushed_error(stalled, self.time, cfg.max_rounds, "at that instant")
+            if status == STALLED:
                 self.time += t_sub
                 self._a0 = None
                 raise ContactError(
                     f"body {stalled} took part in more than Config.max_body_events={cfg.max_body_events} events "
                     f"within one step, up to t={self.time:.17g} s: its impacts come ever faster, as when a moving "
                     f"fixed body crushes it against a wall or another fixed body. The world is left at that time."
-                    if status == STALLED else
-                    f"body {stalled} is crushed at t={self.time:.17g} s: its contacts still approached after "
-                    f"2 Config.max_rounds={2 * cfg.max_rounds} rounds at one instant (the last half perfectly "
-                    f"inelastic), so no velocities satisfy them all, as when a moving fixed body presses it against "
-                    f"a wall. The world is left at that instant."
-                )  # fmt: skip
+                )
             if status != REBUILD:
                 break
             _motion_bounds(v, a0, b.radius[:n], self._movable(), dt - t_sub, cfg.contact_tolerance, motion)

@@ -18,7 +18,7 @@ from scipy.spatial import cKDTree
 
 from ..config import DEFAULT, Config
 from ..model import Model, _number, _vector
-from ..world import ContactError, ContactWarning
+from ..world import ContactError, ContactWarning, _crushed_error
 from . import state as st
 from .calendar import _rebuild, new_calendar
 from .cells import new_grid
@@ -239,12 +239,7 @@ class EventWorld(Model):
                 f"contact at a large absolute time. The world is left at that time."
             )
         if status == CRUSHED:
-            return ContactError(
-                f"body {i} is crushed at t={t:.17g} s: its contacts still approached after 2 Config.max_rounds="
-                f"{2 * self.config.max_rounds} rounds at one instant (the last half perfectly inelastic), so no "
-                f"velocities satisfy them all, as when a moving fixed body presses it against a wall. The world "
-                f"is left just before that instant."
-            )
+            return _crushed_error(i, t, self.config.max_rounds, "just before that instant")
         eng = self._engine
         j = int(eng.link[i, st.PARTNER])
         speed = np.linalg.norm(eng.body[[i, max(j, 0)], st.V : st.V + 3], axis=1)
