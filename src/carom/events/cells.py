@@ -146,20 +146,34 @@ def _face_time(c0, c1, c2):
 @njit(cache=True, inline="always")
 def _next_crossing(body, link, geo, b):
     """(delay, face) of the next cell face that body b crosses, from its state at its own time; face =
-    2 axis + 1 upwards, 2 axis downwards; (inf, 0) if none."""
+    2 axis + 1 upwards, 2 axis downwards; (inf, 0) if none.
+
+    On an axis without acceleration only the face ahead can be crossed, at ``(face - s) / w`` (0 if the
+    body is on or past it), the same number as `_face_time`'s. That case is written without branches (the
+    sign of w is a coin toss to the processor), as selects of cheap values and an added 0 or inf."""
     best = INF
     face = 0
     for d in range(3):
         n = geo.shape[d]
         c = link[b, CELL + d]
         s, w, g = body[b, X + d], body[b, V + d], 0.5 * body[b, A + d]
-        if c < n - 1 or geo.periodic[d]:
-            top = geo.lower[d] + geo.length[d] if c == n - 1 else geo.lower[d] + (c + 1) * geo.width[d]
+        has_top = c < n - 1 or geo.periodic[d]
+        has_bottom = c > 0 or geo.periodic[d]
+        top = geo.lower[d] + geo.length[d] if c == n - 1 else geo.lower[d] + (c + 1) * geo.width[d]
+        bottom = geo.lower[d] + c * geo.width[d]
+        if g == 0.0:
+            up = w > 0.0
+            ahead = (up & has_top) | ((w < 0.0) & has_bottom)
+            t = max(((top if up else bottom) - s) / (w if ahead else 1.0), 0.0) + (0.0 if ahead else INF)
+            better = t < best
+            best, face = (t if better else best), ((2 * d + up) if better else face)
+            continue
+        if has_top:
             t = _face_time(top - s, -w, -g)
             if t < best:
                 best, face = t, 2 * d + 1
-        if c > 0 or geo.periodic[d]:
-            t = _face_time(s - (geo.lower[d] + c * geo.width[d]), w, g)
+        if has_bottom:
+            t = _face_time(s - bottom, w, g)
             if t < best:
                 best, face = t, 2 * d
     return best, face
