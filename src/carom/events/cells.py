@@ -150,7 +150,7 @@ def _next_crossing(body, link, geo, b):
 
     On an axis without acceleration only the face ahead can be crossed, at ``(face - s) / w`` (0 if the
     body is on or past it), the same number as `_face_time`'s. That case is written without branches (the
-    sign of w is a coin toss to the processor), as selects of cheap values and an added 0 or inf."""
+    sign of w is a coin toss to the processor): selects of cheap values, an added 0 or inf, a min."""
     best = INF
     face = 0
     for d in range(3):
@@ -165,8 +165,8 @@ def _next_crossing(body, link, geo, b):
             up = w > 0.0
             ahead = (up & has_top) | ((w < 0.0) & has_bottom)
             t = max(((top if up else bottom) - s) / (w if ahead else 1.0), 0.0) + (0.0 if ahead else INF)
-            better = t < best
-            best, face = (t if better else best), ((2 * d + up) if better else face)
+            face = (2 * d + up) if t < best else face
+            best = min(t, best)  # a min: two selects on one test of a quotient would become a branch
             continue
         if has_top:
             t = _face_time(top - s, -w, -g)
