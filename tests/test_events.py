@@ -5,6 +5,8 @@ import math
 import numpy as np
 import pytest
 from conftest import closed_form_impact
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from carom.events import EventWorld, InelasticCollapseWarning
 
@@ -316,3 +318,71 @@ def test_periodic_boundary_wraps_and_collides_with_the_nearest_image():
     w.run(until=3.5)  # through x = 10 at t = 1, contact with body 1 (image at 12) at t = 2
     np.testing.assert_allclose(w.velocities, [[0.0, 0.0], [1.0, 0.0]], atol=1e-15)
     np.testing.assert_allclose(w.positions, [[1.0, 5.0], [3.5, 5.0]], atol=1e-13)
+
+
+# ------------------------------------------------------------------ kernels against their closed forms
+# The pair test and the next cell crossing are written without branches (docs/events.md, session 6): a miss
+# is an added inf, a face behind the body a select. These check them against the plain formulas.
+
+finite = st.floats(-3.0, 3.0, allow_nan=False)
+speed = st.one_of(st.sampled_from([0.0, -0.0, 1e-300, -1e-300]), finite)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.tuples(finite, finite, finite), st.tuples(speed, speed, speed), st.floats(0.1, 2.0),
+       st.sampled_from([math.inf, 0.5, 2.0]))  # fmt: skip
+def test_pair_delay_is_the_closing_root_or_inf(x, v, contact_distance, horizon):
+    from carom.events.predict import _pair_delay
+    from carom.events.state import make_params
+
+    p = make_params(EventWorld(dim=3), 1.0)
+    delay = _pair_delay(*x, *v, 0.0, 0.0, 0.0, contact_distance, horizon, p)
+    xx, xv, vv = np.dot(x, x), np.dot(x, v), np.dot(v, v)
+    reach = contact_distance * (1.0 + p.tol)
+    if xx <= reach * reach:
+        return  # touching: decided by `_pair_state` (now, or never in straight relative flight)
+    c0 = xx - contact_distance**2
+    disc = xv * xv - vv * c0
+    if xv < 0.0 and disc > 0.0 and c0 / (math.sqrt(disc) - xv) <= horizon:
+        root = c0 / (math.sqrt(disc) - xv)
+        assert delay == root
+        gap = np.linalg.norm(np.add(x, np.multiply(v, root))) - contact_distance  # they touch then
+        assert abs(gap) <= 1e-9 * (1.0 + np.sqrt(vv) * root)
+    else:
+        assert delay == math.inf
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.tuples(*[st.integers(1, 5)] * 3), st.tuples(*[st.booleans()] * 3), st.tuples(*[st.floats(-0.1, 1.1)] * 3),
+       st.tuples(*[st.sampled_from([-1, 0, 0, 1])] * 3), st.tuples(speed, speed, speed))  # fmt: skip
+def test_next_crossing_without_acceleration_is_the_nearest_face_ahead(shape, periodic, where, off, v):
+    """Against `_face_time` on both faces of every axis (the form used under acceleration), on grids with
+    periodic and closed axes, bodies anywhere in their cell, on a face or a little past one (``where`` is
+    the position in the cell, in cell widths)."""
+    from carom.events.cells import _face_time, _next_crossing
+    from carom.events.state import CELL, Geometry, V, X, new_body
+
+    width = (0.7, 1.0, 1.3)
+    geo = Geometry(lower=(-1.0, 0.0, 2.0), width=width, shape=shape, periodic=periodic,
+                   length=tuple(w * n for w, n in zip(width, shape, strict=True)))  # fmt: skip
+    body, link = new_body(1)
+    for d in range(3):
+        cell = min(max(math.floor(where[d] * shape[d]) + off[d], 0), shape[d] - 1)
+        link[0, CELL + d] = cell
+        body[0, X + d] = geo.lower[d] + (cell + where[d]) * width[d]
+        body[0, V + d] = v[d]
+    expected, face = math.inf, 0
+    for d in range(3):
+        c, s, w = link[0, CELL + d], body[0, X + d], v[d]
+        if c < shape[d] - 1 or periodic[d]:
+            top = geo.lower[d] + geo.length[d] if c == shape[d] - 1 else geo.lower[d] + (c + 1) * width[d]
+            t = _face_time(top - s, -w, -0.0)
+            if t < expected:
+                expected, face = t, 2 * d + 1
+        if c > 0 or periodic[d]:
+            t = _face_time(s - (geo.lower[d] + c * width[d]), w, 0.0)
+            if t < expected:
+                expected, face = t, 2 * d
+    delay, got_face = _next_crossing(body, link, geo, 0)
+    assert delay == expected
+    assert math.isinf(delay) or got_face == face

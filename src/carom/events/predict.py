@@ -174,9 +174,12 @@ def _pair_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, horizon, p
     xv = x0 * v0 + x1 * v1 + x2 * v2
     c0 = xx - contact_distance * contact_distance
     disc = xv * xv - (v0 * v0 + v1 * v1 + v2 * v2) * c0
-    delay = c0 / (math.sqrt(max(disc, 0.0)) - xv)  # the closing root of |x + v t|^2 = D^2, stable form
+    # The closing root of |x + v t|^2 = D^2 in its stable form, c0 / (sqrt(disc) - xv) for an approaching
+    # pair (xv < 0); + |xv| keeps the divisor from being negative otherwise, where c0 / divisor could
+    # overflow to -inf, and -inf + inf is NaN. So delay is in (0, inf], and delay + miss never NaN.
+    delay = c0 / (math.sqrt(max(disc, 0.0)) + abs(xv))
     miss = 0.0 if (xv < 0.0) & (disc > 0.0) & (delay <= horizon) else INF  # a select of constants
-    return delay + miss  # not NaN: c0 > 0, and the divisor is never -0 (c0 / 0 is +inf)
+    return delay + miss
 
 
 @njit(cache=True, inline="always")
