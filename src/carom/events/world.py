@@ -242,10 +242,11 @@ class EventWorld(Model):
             return _crushed_error(i, t, self.config.max_rounds, "just before that instant")
         eng = self._engine
         j = int(eng.link[i, st.PARTNER])
-        speed = np.linalg.norm(eng.body[[i, max(j, 0)], st.V : st.V + 3], axis=1)
-        fast = j if j >= 0 and speed[1] > speed[0] else i
+        pair = [i, j] if j >= 0 else [i]  # j < 0: a wall
+        speed = np.linalg.norm(eng.body[pair, st.V : st.V + 3], axis=1)
+        fast = pair[int(np.argmax(speed))]
         return ContactError(
-            f"body {fast} reached {max(speed):.6g} m/s at t={t:.17g} s, more than Config.max_speed_ratio="
+            f"body {fast} reached {speed.max():.6g} m/s at t={t:.17g} s, more than Config.max_speed_ratio="
             f"{self.config.max_speed_ratio:g} times the scene's speed scale {eng.speed_scale:.6g} m/s: its "
             f"impacts come ever faster, as when a moving fixed body crushes it elastically against a wall. The "
             f"world is left just before that event."
