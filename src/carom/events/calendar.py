@@ -52,3 +52,19 @@ def _update(key, tree, b, value):
             break
         tree[node] = winner
         node >>= 1
+
+
+@njit(cache=True, inline="always")
+def _runner_up(key, tree, b):
+    """The body whose key comes next after body b's, b being the root's winner: the earliest of the
+    winners beside b's path. Reading them also brings into cache what updating b's key will compare."""
+    node = len(tree) // 2 + b
+    best = math.inf
+    who = b
+    while node > 1:
+        w = tree[node ^ 1]
+        if key[w] < best:
+            best = key[w]
+            who = w
+        node >>= 1
+    return who

@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from ..narrowphase import _quadratic_crossing
+from ..state import _prefetch
 from .state import CELL, FACE, NEXT, PREV, A, Geometry, V, X
 
 INF = math.inf
@@ -129,6 +130,32 @@ def _cells_around(link, geo, b, axis, step, out):
                     out[count] = _flat(geo, c0, c1, c2)
                     count += 1
     return count
+
+
+@njit(cache=True, inline="always")
+def _prefetch_around(link, head, geo, b):
+    """Start loading the entries of ``head`` for the 3^d cells around body b, one per row of three cells
+    (rows wrapped around the grid; a hint only, so not worth a test for periodic axes). Fixed loop
+    bounds: unrolled, no branch."""
+    c0, c1, c2 = link[b, CELL], link[b, CELL + 1], link[b, CELL + 2]
+    s0, s1, s2 = geo.shape
+    for o2 in range(-1, 2):
+        q2 = c2 + o2
+        q2 = q2 + s2 if q2 < 0 else (q2 - s2 if q2 >= s2 else q2)
+        for o1 in range(-1, 2):
+            q1 = c1 + o1
+            q1 = q1 + s1 if q1 < 0 else (q1 - s1 if q1 >= s1 else q1)
+            _prefetch(head, c0 + s0 * (q1 + s1 * q2))
+
+
+@njit(cache=True, inline="always")
+def _prefetch_first(body, head, chain, cells, n_cells):
+    """Start loading the rows of the first body of each of the cells ``cells[:n_cells]``: their cache
+    misses then overlap, instead of each waiting for the walk's branch on the cell before."""
+    for m in range(n_cells):
+        first = max(head[cells[m]], 0)
+        _prefetch(chain, first)
+        _prefetch(body, first)
 
 
 @njit(cache=True, _nrt=False)

@@ -22,8 +22,9 @@ import math
 from numba import njit
 
 from ..config import ROUNDOFF
-from .calendar import _rebuild, _update
-from .cells import _next_crossing
+from ..state import _prefetch
+from .calendar import _rebuild, _runner_up, _update
+from .cells import _next_crossing, _prefetch_around
 from .predict import _kinetic, _moved, _predict
 from .resolve import OK, STALLED, _cross, _instant, _rest_on_walls
 from .state import COUNT, CX_TIME, EV_TIME, EVENTS, FACE, PARTNER, PARTNER_COUNT, PREVIOUS, STILL, TB, A, V, X
@@ -62,6 +63,10 @@ def _run(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f,
         t = key[b]
         if t > t_end or t == math.inf:
             break
+        c = _runner_up(key, tree, b)  # most likely the next event's body: start loading its rows
+        _prefetch(body, c)
+        _prefetch(link, c)
+        _prefetch(chain, c)
         crossing = body[b, CX_TIME] <= body[b, EV_TIME]
         if not crossing:
             j = link[b, PARTNER]
@@ -69,6 +74,8 @@ def _run(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f,
                 _predict(body, link, head, chain, geo, walls, p, ct.cells, ct.rel, b, t)
                 _update(key, tree, b, min(body[b, EV_TIME], body[b, CX_TIME]))
                 continue
+            if j >= 0:
+                _prefetch_around(link, head, geo, j)  # for the partner's gather, which comes after b's
         if t - sums[PREVIOUS] <= ROUNDOFF * abs(t):
             tally[STILL] += 1
             if tally[STILL] > p.max_still:

@@ -21,7 +21,7 @@ import math
 from numba import njit
 
 from ..narrowphase import _pair_contact_time, _wall_contact_time
-from .cells import _cells_around
+from .cells import _cells_around, _prefetch_first
 from .state import (
     COUNT,
     EV_TIME,
@@ -265,6 +265,7 @@ def _scan(body, link, head, chain, geo, p, cells, rel, b, t, axis, step, best):
     l0, l1, l2 = geo.length
     partner = -1
     n_cells = _cells_around(link, geo, b, axis, step, cells)
+    _prefetch_first(body, head, chain, cells, n_cells)
     for m in range(n_cells):
         j = head[cells[m]]
         while j >= 0:

@@ -41,7 +41,7 @@ from numba import njit
 from ..solver import _approach_speed, _pair_restitution, _solve_contacts, _solve_one
 from ..state import _prefetch
 from .calendar import _update
-from .cells import _cells_around, _move, _next_crossing
+from .cells import _cells_around, _move, _next_crossing, _prefetch_first
 from .predict import (
     _advance,
     _flight,
@@ -137,6 +137,7 @@ def _gather(body, link, head, chain, geo, walls, p, ct, sums, b, t, n_cl, nc):
     row, start = ct.used
     end = start
     n_cells = _cells_around(link, geo, b, -1, 0, ct.cells)
+    _prefetch_first(body, head, chain, ct.cells, n_cells)
     for m in range(n_cells):
         j = head[ct.cells[m]]
         while j >= 0:
@@ -146,8 +147,9 @@ def _gather(body, link, head, chain, geo, walls, p, ct, sums, b, t, n_cl, nc):
                 near[end] = j
                 end += 1
             j = chain[j, NEXT]
-    for k in range(start, end):
+    for k in range(start, end):  # the rows read below, and the count of the one that becomes a partner
         _prefetch(body, near[k])
+        _prefetch(link, near[k])
     ct.lists[row, 0], ct.lists[row, 1], ct.lists[row, 2] = b, start, end
     ct.used[0], ct.used[1] = row + 1, end
     xb0, xb1, xb2 = body[b, X], body[b, X + 1], body[b, X + 2]
