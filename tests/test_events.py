@@ -386,3 +386,24 @@ def test_next_crossing_without_acceleration_is_the_nearest_face_ahead(shape, per
     delay, got_face = _next_crossing(body, link, geo, 0)
     assert delay == expected
     assert math.isinf(delay) or got_face == face
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.integers(1, 70), st.lists(st.tuples(st.integers(0, 69), st.sampled_from([math.inf, 0.5, 1.0, 2.5])),
+                                    min_size=1, max_size=60))  # fmt: skip
+def test_calendar_root_and_runner_up_follow_every_update(n, updates):
+    """The tournament tree's root is the body with the earliest key (lowest id on ties) after every update,
+    and `_runner_up` (the prefetch hint for the next event) the body with the next key: checked against a
+    sort, with ties, keys of inf and unused leaves (n not a power of two)."""
+    from carom.events.calendar import _rebuild, _runner_up, _update, new_calendar
+
+    key, tree = new_calendar(n)
+    key[:n] = np.arange(n) % 3
+    _rebuild(key, tree)
+    for b, value in updates:
+        _update(key, tree, b % n, value)
+        order = sorted(range(n), key=lambda k: (key[k], k))
+        assert tree[1] == order[0]
+        if n > 1:
+            c = _runner_up(key, tree, tree[1])
+            assert key[c] == key[order[1]] if key[order[1]] < math.inf else c == order[0]  # none: b itself

@@ -56,8 +56,9 @@ def _update(key, tree, b, value):
 
 @njit(cache=True, inline="always")
 def _runner_up(key, tree, b):
-    """The body whose key comes next after body b's, b being the root's winner: the earliest of the
-    winners beside b's path. Reading them also brings into cache what updating b's key will compare."""
+    """The body whose key comes next after body b's, b being the root's winner (b itself if every other
+    key is inf): the earliest of the winners beside b's path. Reading them also brings into cache what
+    updating b's key will compare."""
     node = len(tree) // 2 + b
     best = math.inf
     who = b
