@@ -135,8 +135,8 @@ def _cells_around(link, geo, b, axis, step, out):
 @njit(cache=True, inline="always")
 def _prefetch_around(link, head, geo, b):
     """Start loading the entries of ``head`` for the 3^d cells around body b, one per row of three cells
-    (rows wrapped around the grid; a hint only, so not worth a test for periodic axes). Fixed loop
-    bounds: unrolled, no branch."""
+    (rows wrapped around the grid on every axis, periodic or not: a hint, always in range). Fixed loop
+    bounds, so the loops unroll without branches (bounds clamped to the grid made it 6% slower)."""
     c0, c1, c2 = link[b, CELL], link[b, CELL + 1], link[b, CELL + 2]
     s0, s1, s2 = geo.shape
     for o2 in range(-1, 2):

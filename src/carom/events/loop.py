@@ -10,6 +10,11 @@ The stages of one event (`resolve._instant`, `resolve._cross`, `predict._predict
 once) are inlined into the loop (``inline="always"``): a call that hands over the engine's arrays costs
 more than most events' arithmetic (see `carom.events.state`). The scans over bodies stay calls.
 
+Beyond the caches an event is a chain of cache misses, each waiting for the one before (the body's rows,
+its partner's, their cells, the bodies in them); the loop starts loading the rows of the calendar's
+runner-up, most often the next event's body, and the partner's cells early, so that misses overlap
+(docs/events.md, "Speed", session 7).
+
 Every kernel of the engine is compiled without Numba's reference counting (``_nrt=False``): they allocate
 nothing (every array comes from the caller), and with it each array handed between the inlined helpers
 cost a call to ``NRT_incref``/``NRT_decref``, some 430 calls per event, a third of its cost.
