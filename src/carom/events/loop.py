@@ -6,9 +6,10 @@ the body is simply predicted again (its key was a lower bound of its true next e
 missed). Per contact event the work is O(bodies in the 3^d cells of the two bodies) for the predictions
 plus O(log n) for the calendar.
 
-The stages of one event (`resolve._instant`, `resolve._cross`, `predict._predict` and what they call
-once) are inlined into the loop (``inline="always"``): a call that hands over the engine's arrays costs
-more than most events' arithmetic (see `carom.events.state`). The scans over bodies stay calls.
+The stages of one event (`resolve._instant` and `resolve._commit`, `resolve._cross`, `predict._predict`
+and what they call once) are inlined into the loop (``inline="always"``): a call that hands over the
+engine's arrays costs more than most events' arithmetic (see `carom.events.state`). The scans over bodies
+stay calls.
 
 Beyond the caches an event is a chain of cache misses, each waiting for the one before (the body's rows,
 its partner's, their cells, the bodies in them); the loop starts loading the rows of the calendar's
@@ -31,7 +32,7 @@ from ..state import _prefetch
 from .calendar import _rebuild, _runner_up, _update
 from .cells import _next_crossing, _prefetch_around
 from .predict import _kinetic, _moved, _predict
-from .resolve import OK, STALLED, _cross, _instant, _rest_on_walls
+from .resolve import OK, STALLED, _commit, _cross, _instant, _rest_on_walls
 from .state import COUNT, CX_TIME, EV_TIME, EVENTS, FACE, PARTNER, PARTNER_COUNT, PREVIOUS, STILL, TB, A, V, X
 
 
@@ -91,10 +92,11 @@ def _run(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f,
         if crossing:
             _cross(body, link, head, chain, geo, p, ct.cells, ct.rel, key, tree, sums, b, t)
         else:
-            status = _instant(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, key, tree, tally,
-                              sums, b, t)  # fmt: skip
+            status, n_cl = _instant(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, tally, sums,
+                                    b, t)  # fmt: skip
             if status != OK:
                 return status, last
+            _commit(body, link, head, chain, geo, walls, p, ct, key, tree, tally, sums, n_cl, t)
         tally[EVENTS] += 1
         done += 1
         last = t
