@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 from conftest import closed_form_impact, lattice_gas, min_gap
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import carom
@@ -283,6 +283,23 @@ def test_overlap_made_between_steps_is_pushed_apart_by_the_next_step_without_for
     assert w.kinetic_energy() == e0
 
 
+@pytest.mark.parametrize("gap", [2e-4, 0.02])
+def test_a_body_pushed_out_of_an_overlap_is_not_pushed_into_its_neighbour(gap):
+    # Bodies 0 and 1 overlap by 0.1 (made by hand); body 2 lies a small gap beyond body 1. Pushing 1 out of
+    # 0 closes that gap, so the projection must move body 2 as well: it leaves no overlap deeper than its
+    # slop anywhere (before session 8 it left 1 about 0.05 into 2), and touches no velocity.
+    w = carom.World(dim=2)
+    for position in ((0, 0), (0, 5), (1.9 + gap, 0)):
+        w.add_body(position=position, velocity=(0, 0), mass=1.0, radius=0.5)
+    w.positions[1] = (0.9, 0)
+    com0 = w.positions.mean(axis=0)
+    w.step(1e-3)
+    slop = w.config.resting_gap * 0.5
+    assert min_gap(w) >= -slop
+    np.testing.assert_allclose(w.positions.mean(axis=0), com0, rtol=0, atol=1e-14)  # equal masses: mean fixed
+    np.testing.assert_array_equal(w.velocities, 0.0)
+
+
 @settings(max_examples=15, deadline=None)
 @given(scene, st.randoms(use_true_random=False))
 def test_invariant_order_independence(params, rnd):
@@ -366,10 +383,12 @@ def test_merge_conserves_mass_momentum_and_volume(dim):
 
 
 def test_pile_of_1000_spheres_settles_without_overlap_or_escape():
-    """1000 spheres (e = 0.5) poured into a box come to rest in a heap: overlaps stay below 1% of a radius
-    at every check, none escapes, nothing ever adds energy, and the kinetic energy left is a tiny fraction
-    of what was dissipated. (Measured: overlaps below 0.3% of a radius while pouring at dt = 1e-3, 1e-4 R
-    once settled; 2.5 s of simulated time in about 50 s.)"""
+    """1000 spheres (e = 0.5) poured into a box come to rest in a heap: no overlap with a body or a wall
+    deeper than twice ``resting_gap`` R (what the position projection leaves after every step, with its
+    solver's tolerance) at any check, none escapes, nothing ever adds energy, and the kinetic energy left
+    is a tiny fraction of what was dissipated. (Measured: 0.99e-4 R at dt = 1e-3 and 2e-3; before session
+    8, whose projection could push a body out of one overlap into another, 0.20% and 1.5% R; 2.5 s of
+    simulated time in about 50 s.)"""
     rng = np.random.default_rng(7)
     r = 0.05
     w = carom.World(dim=3, gravity=(0, 0, -9.81))
@@ -378,13 +397,14 @@ def test_pile_of_1000_spheres_settles_without_overlap_or_escape():
     jitter = rng.uniform(-0.004, 0.004, (1000, 3)) * [1, 1, 0]
     pos = 0.06 + grid[:1000] * np.array([0.11, 0.11, 0.25]) + jitter
     w.add_bodies(pos, rng.normal(scale=0.3, size=(1000, 3)), masses=1.0, radii=r, restitution=0.5)
+    allowed = 2 * w.config.resting_gap * r
     energy = [w.total_energy()]
     for _ in range(25):
         w.run(until=w.time + 0.1, dt=1e-3)
         energy.append(w.total_energy())
-        assert min_gap(w) > -0.01 * r
+        assert min_gap(w) > -allowed
+        assert np.all((w.positions - r >= -allowed) & (w.positions + r <= np.array([1, 1, 4]) + allowed))
     x = w.positions
-    assert np.all((x - r >= -0.01 * r) & (x + r <= np.array([1, 1, 4]) + 0.01 * r))
     assert np.all(np.diff(energy) <= 1e-6 * abs(energy[0]))  # nothing ever adds energy
     assert w.kinetic_energy() < 1e-3 * (energy[0] - energy[-1])  # settled
     assert x[:, 2].max() < 1.0  # a heap about ten layers deep, not a gas
@@ -416,15 +436,21 @@ def _small_pile(seed, e, dim):
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.integers(0, 2**31), st.floats(0.0, 0.95), st.sampled_from([2, 3]))
-def test_random_piles_keep_overlaps_below_one_percent_and_dissipate(seed, e, dim):
-    """At dt = 1 ms (at 2 ms transient overlaps reach 1-2% R: a known limitation, README)."""
-    dt = 1e-3
+@given(st.integers(0, 2**31), st.floats(0.0, 0.95), st.sampled_from([2, 3]), st.sampled_from([1e-3, 2e-3]))
+@example(335, 0.5339443528612946, 3, 1e-3)  # found by this test: 1.6% R with the projection of session 7
+def test_random_piles_keep_overlaps_within_the_resting_gap_and_dissipate(seed, e, dim, dt):
+    """After every step the position projection leaves no overlap deeper than ``resting_gap`` R (1e-4 R),
+    with a body or a wall; twice that allows for its solver's tolerance. Until session 8 the projection
+    could push a body out of one overlap into a neighbour: in 360 random piles at dt = 1 ms the worst
+    overlap was 0.18% R (1.6% R in the example above), at 2 ms 1.3% R; now 1.0e-4 R at both."""
     w, r = _small_pile(seed, e, dim)
+    allowed = 2 * w.config.resting_gap * r
+    upper = np.array([0.5] * (dim - 1) + [3.0])
     e0 = w.total_energy()
     for _ in range(15):
         w.run(until=w.time + 0.1, dt=dt)
-        assert min_gap(w) > -0.01 * r
+        assert min_gap(w) > -allowed
+        assert np.all((w.positions - r >= -allowed) & (w.positions + r <= upper + allowed))
     assert w.total_energy() < e0
 
 

@@ -32,6 +32,8 @@ from .integrate import CRUSHED, REBUILD, STALLED, _drift, carried_forces, scratc
 from .model import Model, _number
 from .solver import RULE_CODES, _solve_contacts
 
+PROJECTION_PASSES = 4  # position projections per step at most, each from the positions the last one left
+
 
 class ContactWarning(UserWarning):
     """Issued when the contacts at one instant needed more rounds than ``Config.max_rounds``."""
@@ -316,21 +318,47 @@ def _empty_log(dim: int, capacity: int) -> dict[str, np.ndarray]:
     }
 
 
-@njit(cache=True)
 def _project(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, iterations):
     """Remove overlaps deeper than ``slop`` (a fraction of the smaller radius; of the radius for a wall) by
     the smallest mass-weighted displacement of the positions that leaves every overlap at most half of
     it: the complementarity problem of `carom.solver._solve_contacts`, on displacements instead of
-    velocities (unique, so independent of body order). Velocities, hence kinetic energy, are untouched."""
-    nc = _near_contacts(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, np.empty(0, dtype=np.int64),
-                        np.empty(0, dtype=np.int64), np.empty((0, x.shape[1])), np.empty(0))  # fmt: skip
+    velocities (unique, so independent of body order). Velocities, hence kinetic energy, are untouched.
+
+    ``start, nbrs`` are the step's candidate lists, which hold every pair that touched in it. A
+    displacement can close a gap that was open (a body pushed out of one overlap into a neighbour), so
+    the problem takes in every pair and wall whose gap is less than the deepest overlap, from candidate
+    lists built for that reach, with targets that hold only if the gap would close. It is linearised about
+    the positions (fixed normals), so it is solved again from the new positions while an overlap deeper
+    than the slop remains, at most ``PROJECTION_PASSES`` times."""
+    no_i, no_n, no_t = np.empty(0, dtype=np.int64), np.empty((0, x.shape[1])), np.empty(0)
+    reach = np.empty(len(radius))
+    for _ in range(PROJECTION_PASSES):
+        deep, depth = _near_contacts(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, 0.0, no_i, no_i,
+                                     no_n, no_t)  # fmt: skip
+        if deep == 0:
+            return
+        reach[:] = depth  # candidates: every pair within 2 depth of touching
+        start, nbrs, _, _ = broadphase.candidates(x, radius, active, reach, 1.0)
+        moved = _project_once(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, depth, iterations)
+        if moved > depth:  # two bodies beyond the lists' reach may have been moved into each other
+            reach[:] = 0.0
+            start, nbrs, _, _ = broadphase.candidates(x, radius, active, reach, 1.0)
+
+
+@njit(cache=True)
+def _project_once(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, margin, iterations):
+    """One solve of `_project`'s problem over the contacts within ``margin`` (m) of touching. Returns the
+    largest displacement (m)."""
+    no_i, no_n, no_t = np.empty(0, dtype=np.int64), np.empty((0, x.shape[1])), np.empty(0)
+    nc, _ = _near_contacts(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, margin, no_i, no_i, no_n,
+                           no_t)  # fmt: skip
     if nc == 0:
-        return
+        return 0.0
     ci = np.empty(nc, dtype=np.int64)
     cj = np.empty(nc, dtype=np.int64)
     cn = np.empty((nc, x.shape[1]))
     target = np.empty(nc)
-    _near_contacts(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, ci, cj, cn, target)
+    _near_contacts(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, margin, ci, cj, cn, target)
     shift = np.zeros(x.shape)
     r_min = np.inf
     for i in range(len(radius)):
@@ -338,15 +366,20 @@ def _project(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, ite
             r_min = min(r_min, radius[i])
     _solve_contacts(np.arange(nc), ci, cj, cn, target, shift, inv_mass, np.empty(nc), iterations, 0.05 * slop * r_min)
     x += shift
+    moved = 0.0
+    for i in range(len(radius)):
+        moved = max(moved, math.sqrt(np.sum(shift[i] ** 2)))
+    return moved
 
 
 @njit(cache=True)
-def _near_contacts(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, ci, cj, cn, target):
+def _near_contacts(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, margin, ci, cj, cn, target):
     """The contacts of `_project`, written into the arrays if they have room: every pair or wall within half
-    the slop, with the displacement target ``-(gap + slop R / 2)``. Returns their number, or 0 if no overlap
-    is deeper than the slop (nothing to do)."""
+    the slop plus ``margin`` (m), with the displacement target ``-(gap + slop R / 2)``. Returns (their
+    number, or 0 if no overlap is deeper than the slop: nothing to do; the deepest overlap, m)."""
     n, dim = x.shape
     deep = False
+    depth = 0.0
     nc = 0
     for i in range(n):
         if not active[i]:
@@ -356,7 +389,7 @@ def _near_contacts(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slo
             if j <= i or not active[j] or inv_mass[i] + inv_mass[j] == 0.0:
                 continue
             allowed = 0.5 * slop * min(radius[i], radius[j])
-            reach = radius[i] + radius[j] + 2.0 * allowed
+            reach = radius[i] + radius[j] + 2.0 * allowed + margin
             dist2 = 0.0
             for d in range(dim):
                 dist2 += (x[j, d] - x[i, d]) ** 2
@@ -365,6 +398,7 @@ def _near_contacts(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slo
             dist = math.sqrt(dist2)
             gap = dist - radius[i] - radius[j]
             deep = deep or gap < -2.0 * allowed
+            depth = max(depth, -gap)
             if nc < len(ci):
                 ci[nc] = i
                 cj[nc] = j
@@ -378,9 +412,10 @@ def _near_contacts(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slo
                 gap = -radius[i]
                 for d in range(dim):
                     gap += (x[i, d] - wall_p[k, d]) * wall_n[k, d]
-                if gap >= 2.0 * allowed:
+                if gap >= 2.0 * allowed + margin:
                     continue
                 deep = deep or gap < -2.0 * allowed
+                depth = max(depth, -gap)
                 if nc < len(ci):
                     ci[nc] = i
                     cj[nc] = -1 - k
@@ -388,4 +423,4 @@ def _near_contacts(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slo
                         cn[nc, d] = -wall_n[k, d]
                     target[nc] = -(gap + allowed)
                 nc += 1
-    return nc if deep else 0
+    return (nc if deep else 0), depth
