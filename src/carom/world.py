@@ -366,10 +366,13 @@ def _project_once(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop
             r_min = min(r_min, radius[i])
     _solve_contacts(np.arange(nc), ci, cj, cn, target, shift, inv_mass, np.empty(nc), iterations, 0.05 * slop * r_min)
     x += shift
-    moved = 0.0
+    moved2 = 0.0
     for i in range(len(radius)):
-        moved = max(moved, math.sqrt(np.sum(shift[i] ** 2)))
-    return moved
+        step2 = 0.0
+        for d in range(x.shape[1]):
+            step2 += shift[i, d] ** 2
+        moved2 = max(moved2, step2)
+    return math.sqrt(moved2)
 
 
 @njit(cache=True)
