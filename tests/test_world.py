@@ -300,6 +300,24 @@ def test_a_body_pushed_out_of_an_overlap_is_not_pushed_into_its_neighbour(gap):
     np.testing.assert_array_equal(w.velocities, 0.0)
 
 
+def test_a_chain_pushed_off_a_fixed_body_is_not_pushed_into_the_body_beyond_it():
+    # Body 0 is fixed; 1 overlaps it, 2 overlaps 1 and 3 overlaps 2, each by d (made by hand), so clearing
+    # them moves body 3 by about 3 d. Body 4 lies 2.5 d beyond body 3: farther than the first candidate
+    # lists reach (2 d), yet closed by that push. The projection must find it from the new positions.
+    d = 0.01
+    w = carom.World(dim=2)
+    w.add_body(position=(0, 0), velocity=(0, 0), radius=0.5, fixed=True)
+    for k in range(1, 4):
+        w.add_body(position=(0, 5 * k), velocity=(0, 0), mass=1.0, radius=0.5)
+    w.add_body(position=(4 - 0.5 * d, 0), velocity=(0, 0), mass=1.0, radius=0.5)
+    for k in range(1, 4):
+        w.positions[k] = (k * (1 - d), 0)
+    w.step(1e-3)
+    assert min_gap(w) >= -w.config.resting_gap * 0.5
+    assert w.positions[0, 0] == 0.0  # the fixed body does not move
+    np.testing.assert_array_equal(w.velocities, 0.0)
+
+
 @settings(max_examples=15, deadline=None)
 @given(scene, st.randoms(use_true_random=False))
 def test_invariant_order_independence(params, rnd):

@@ -331,18 +331,16 @@ def _project(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, ite
     the positions (fixed normals), so it is solved again from the new positions while an overlap deeper
     than the slop remains, at most ``PROJECTION_PASSES`` times."""
     no_i, no_n, no_t = np.empty(0, dtype=np.int64), np.empty((0, x.shape[1])), np.empty(0)
-    reach = np.empty(len(radius))
     for _ in range(PROJECTION_PASSES):
         deep, depth = _near_contacts(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, 0.0, no_i, no_i,
                                      no_n, no_t)  # fmt: skip
         if deep == 0:
             return
-        reach[:] = depth  # candidates: every pair within 2 depth of touching
-        start, nbrs, _, _ = broadphase.candidates(x, radius, active, reach, 1.0)
+        # candidates: every pair within 2 depth of touching
+        start, nbrs, _, _ = broadphase.candidates(x, radius, active, np.full(len(radius), depth), 1.0)
         moved = _project_once(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, depth, iterations)
         if moved > depth:  # two bodies beyond the lists' reach may have been moved into each other
-            reach[:] = 0.0
-            start, nbrs, _, _ = broadphase.candidates(x, radius, active, reach, 1.0)
+            start, nbrs, _, _ = broadphase.candidates(x, radius, active, np.zeros(len(radius)), 1.0)
 
 
 @njit(cache=True)
