@@ -15,7 +15,7 @@ import time
 
 
 def _case(n: int, phi: float, until: float) -> dict:
-    from carom.events.scenes import hard_sphere_gas
+    from carom.canonical import hard_sphere_gas
 
     w = hard_sphere_gas(n, phi, seed=1)
     w.run(until=0.05)  # compile and leave the lattice
@@ -45,7 +45,7 @@ def _warm_up() -> tuple[float, float]:
     """Seconds and peak MB to get the engine's kernels ready: compiled, when Numba's cache is cold (once
     per install), or loaded from it."""
     start = time.perf_counter()
-    from carom.events.scenes import hard_sphere_gas
+    from carom.canonical import hard_sphere_gas
 
     hard_sphere_gas(500, 0.3, seed=1).run(until=0.05)
     return time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -19,12 +19,12 @@ from pathlib import Path
 
 
 def _case(kind: str, n: int, budget_s: float) -> dict:
-    from carom import scenes
+    from carom import canonical
 
     if kind == "gas":
-        w, dt = scenes.gas(n, 0.2, dim=3, seed=1), 0.01
+        w, dt = canonical.gas(n, 0.2, dim=3, seed=1), 0.01
     else:
-        w, dt = scenes.pile(n, dim=2, seed=1), 1e-3
+        w, dt = canonical.pile(n, dim=2, seed=1), 1e-3
     for _ in range(3):
         w.step(dt)
     e0, impacts0 = w.total_energy(), w.collision_count
@@ -53,11 +53,11 @@ def _case(kind: str, n: int, budget_s: float) -> dict:
 
 def _warm_up() -> tuple[float, float]:
     """Seconds and peak MB to get the time-stepped engine's kernels ready (see `events._warm_up`)."""
-    from carom import scenes
+    from carom import canonical
 
     start = time.perf_counter()
-    scenes.gas(200, 0.2, dim=3, seed=1).step(0.01)
-    scenes.pile(200, dim=2, seed=1).step(1e-3)
+    canonical.gas(200, 0.2, dim=3, seed=1).step(0.01)
+    canonical.pile(200, dim=2, seed=1).step(1e-3)
     return time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 

@@ -7,11 +7,11 @@ import math
 import numpy as np
 
 import carom
-from carom.scenes import gas
+from carom.canonical import gas
 
 
 def lattice_gas(n: int, phi: float, dim: int = 3, seed: int = 0, e: float = 1.0, radius: float = 0.5):
-    """The canonical gas (carom.scenes.gas) for the time-stepped engine."""
+    """The canonical gas (carom.canonical.gas) for the time-stepped engine."""
     return gas(n, phi, dim=dim, seed=seed, e=e, radius=radius)
 
 

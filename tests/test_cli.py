@@ -16,7 +16,7 @@ from test_io import assert_same_run
 from carom import examples
 from carom.cli import main
 from carom.io import load, runner
-from carom.scene import read_scene
+from carom.scenefile import read_scene
 
 CAROM = [sys.executable, "-c", "from carom.cli import main; main()"]
 SMALL = """# Two balls meet.

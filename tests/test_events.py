@@ -8,7 +8,7 @@ from conftest import closed_form_impact
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from carom.events import EventWorld, InelasticCollapseWarning
+from carom import EventWorld, InelasticCollapseWarning
 
 # ------------------------------------------------------------------ two-body impacts
 
@@ -237,7 +237,7 @@ def test_tc_model_makes_rapid_impacts_elastic():
 
 
 def small_gas(seed=1, n=60):
-    from carom.events.scenes import hard_sphere_gas
+    from carom.canonical import hard_sphere_gas
 
     return hard_sphere_gas(n, 0.3, dim=3, seed=seed)
 
@@ -332,11 +332,11 @@ speed = st.one_of(st.sampled_from([0.0, -0.0, 1e-300, -1e-300]), finite)
 @given(st.tuples(finite, finite, finite), st.tuples(speed, speed, speed), st.floats(0.1, 2.0),
        st.sampled_from([math.inf, 0.5, 2.0]))  # fmt: skip
 def test_pair_delay_is_the_closing_root_or_inf(x, v, contact_distance, horizon):
-    from carom.events.predict import _pair_delay
+    from carom.events.predict import pair_delay
     from carom.events.state import make_params
 
     p = make_params(EventWorld(dim=3), 1.0)
-    delay = _pair_delay(*x, *v, 0.0, 0.0, 0.0, contact_distance, horizon, p)
+    delay = pair_delay(*x, *v, 0.0, 0.0, 0.0, contact_distance, horizon, p)
     xx, xv, vv = np.dot(x, x), np.dot(x, v), np.dot(v, v)
     reach = contact_distance * (1.0 + p.tol)
     if xx <= reach * reach:
@@ -356,10 +356,10 @@ def test_pair_delay_is_the_closing_root_or_inf(x, v, contact_distance, horizon):
 @given(st.tuples(*[st.integers(1, 5)] * 3), st.tuples(*[st.booleans()] * 3), st.tuples(*[st.floats(-0.1, 1.1)] * 3),
        st.tuples(*[st.sampled_from([-1, 0, 0, 1])] * 3), st.tuples(speed, speed, speed))  # fmt: skip
 def test_next_crossing_without_acceleration_is_the_nearest_face_ahead(shape, periodic, where, off, v):
-    """Against `_face_time` on both faces of every axis (the form used under acceleration), on grids with
+    """Against `face_time` on both faces of every axis (the form used under acceleration), on grids with
     periodic and closed axes, bodies anywhere in their cell, on a face or a little past one (``where`` is
     the position in the cell, in cell widths)."""
-    from carom.events.cells import _face_time, _next_crossing
+    from carom.events.cells import face_time, next_crossing
     from carom.events.state import CELL, Geometry, V, X, new_body
 
     width = (0.7, 1.0, 1.3)
@@ -376,14 +376,14 @@ def test_next_crossing_without_acceleration_is_the_nearest_face_ahead(shape, per
         c, s, w = link[0, CELL + d], body[0, X + d], v[d]
         if c < shape[d] - 1 or periodic[d]:
             top = geo.lower[d] + geo.length[d] if c == shape[d] - 1 else geo.lower[d] + (c + 1) * width[d]
-            t = _face_time(top - s, -w, -0.0)
+            t = face_time(top - s, -w, -0.0)
             if t < expected:
                 expected, face = t, 2 * d + 1
         if c > 0 or periodic[d]:
-            t = _face_time(s - (geo.lower[d] + c * width[d]), w, 0.0)
+            t = face_time(s - (geo.lower[d] + c * width[d]), w, 0.0)
             if t < expected:
                 expected, face = t, 2 * d
-    delay, got_face = _next_crossing(body, link, geo, 0)
+    delay, got_face = next_crossing(body, link, geo, 0)
     assert delay == expected
     assert math.isinf(delay) or got_face == face
 
@@ -393,17 +393,17 @@ def test_next_crossing_without_acceleration_is_the_nearest_face_ahead(shape, per
                                     min_size=1, max_size=60))  # fmt: skip
 def test_calendar_root_and_runner_up_follow_every_update(n, updates):
     """The tournament tree's root is the body with the earliest key (lowest id on ties) after every update,
-    and `_runner_up` (the prefetch hint for the next event) the body with the next key: checked against a
+    and `runner_up` (the prefetch hint for the next event) the body with the next key: checked against a
     sort, with ties, keys of inf and unused leaves (n not a power of two)."""
-    from carom.events.calendar import _rebuild, _runner_up, _update, new_calendar
+    from carom.events.calendar import new_calendar, rebuild_calendar, runner_up, update_key
 
     key, tree = new_calendar(n)
     key[:n] = np.arange(n) % 3
-    _rebuild(key, tree)
+    rebuild_calendar(key, tree)
     for b, value in updates:
-        _update(key, tree, b % n, value)
+        update_key(key, tree, b % n, value)
         order = sorted(range(n), key=lambda k: (key[k], k))
         assert tree[1] == order[0]
         if n > 1:
-            c = _runner_up(key, tree, tree[1])
+            c = runner_up(key, tree, tree[1])
             assert key[c] == key[order[1]] if key[order[1]] < math.inf else c == order[0]  # none: b itself

@@ -14,8 +14,8 @@ import pytest
 from scipy import stats
 from scipy.spatial import cKDTree
 
+from carom.canonical import hard_sphere_gas, temperature
 from carom.events import EventWorld
-from carom.events.scenes import hard_sphere_gas, temperature
 
 
 def contact_value(phi, dim):

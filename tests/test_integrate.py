@@ -6,7 +6,7 @@ import random
 
 import numpy as np
 
-from carom.integrate import INF, _heap_build, _heap_update
+from carom.step.heap import INF, heap_build, heap_update
 
 
 def test_heap_keeps_order_membership_and_positions_through_random_updates():
@@ -15,11 +15,11 @@ def test_heap_keeps_order_membership_and_positions_through_random_updates():
     for _ in range(200):
         times = np.array([rng.choice([INF, 0.5, rng.random()]) for _ in range(n)])
         heap_t, heap_b, where = np.empty(n), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-        size = _heap_build(times, heap_t, heap_b, where)
+        size = heap_build(times, heap_t, heap_b, where)
         for _ in range(50):
             b = rng.randrange(n)
             times[b] = rng.choice([INF, 0.5, rng.random()])
-            size = _heap_update(heap_t, heap_b, where, size, b, times[b])
+            size = heap_update(heap_t, heap_b, where, size, b, times[b])
             finite = np.flatnonzero(times < INF)
             assert size == len(finite)
             assert np.all(where[times == INF] == -1)

@@ -7,7 +7,7 @@ import pytest
 import carom
 from carom.io import load, runner
 from carom.io.trajectory import _write_state
-from carom.scene import parse_scene
+from carom.scenefile import parse_scene
 
 # 2D gas of 12 disks in a box with a thrust on one of them: impacts, walls and a force in a short run.
 GAS = """
@@ -80,7 +80,7 @@ def test_file_holds_frames_on_the_grid_with_diagnostics(reference):
 
 def test_frames_are_the_world_run_directly(reference):
     scene = parse_scene(GAS)
-    w = carom.scene.build_world(scene)
+    w = carom.scenefile.build_world(scene)
     for k in range(1, 12):  # the runner stops at every frame time
         w.run(until=k * 0.1, dt=0.01)
     assert np.array_equal(reference.position[11], w.positions)

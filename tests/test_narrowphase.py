@@ -7,19 +7,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from carom.narrowphase import _pair_contact_time, _polynomial_crossing, _wall_contact_time
+from carom.narrowphase.roots import _polynomial_crossing
+from carom.narrowphase.spheres import pair_contact_time, wall_contact_time
 
 TOL = 1e-9
 
 
 def test_head_on_pair_linear_motion():
-    t = _pair_contact_time(np.array([1.0, 0, 0]), np.array([-2.0, 0, 0]), np.zeros(3), 0.2, TOL, 10.0, 0.0)
+    t = pair_contact_time(np.array([1.0, 0, 0]), np.array([-2.0, 0, 0]), np.zeros(3), 0.2, TOL, 10.0, 0.0)
     assert t == pytest.approx(0.4, rel=1e-15)
 
 
 def test_relative_acceleration_gives_quartic_root():
     # j at rest 1 m away, accelerating towards i at 2 m/s^2: contact when 1 - t^2 = 0.2
-    t = _pair_contact_time(np.array([1.0, 0, 0]), np.zeros(3), np.array([-2.0, 1e-3, 0]), 0.2, TOL, 10.0, 0.0)
+    t = pair_contact_time(np.array([1.0, 0, 0]), np.zeros(3), np.array([-2.0, 1e-3, 0]), 0.2, TOL, 10.0, 0.0)
     # exact: |(1 - t^2, 5e-4 t^2)| = 0.2
     f = (1 - t**2) ** 2 + (5e-4 * t**2) ** 2 - 0.04
     assert abs(f) < 1e-14
@@ -28,30 +29,30 @@ def test_relative_acceleration_gives_quartic_root():
 
 def test_ball_dropped_on_floor_contact_time():
     g, h = 9.81, 1.3
-    t = _wall_contact_time(h, 0.0, -g, TOL, 10.0, 0.0)
+    t = wall_contact_time(h, 0.0, -g, TOL, 10.0, 0.0)
     assert t == pytest.approx(math.sqrt(2 * h / g), rel=1e-15)
 
 
 def test_miss_and_horizon():
-    miss = _pair_contact_time(np.array([1.0, 0.5, 0]), np.array([-1.0, 0, 0]), np.zeros(3), 0.2, TOL, 10.0, 0.0)
+    miss = pair_contact_time(np.array([1.0, 0.5, 0]), np.array([-1.0, 0, 0]), np.zeros(3), 0.2, TOL, 10.0, 0.0)
     assert miss == math.inf
-    late = _pair_contact_time(np.array([1.0, 0, 0]), np.array([-1.0, 0, 0]), np.zeros(3), 0.2, TOL, 0.5, 0.0)
+    late = pair_contact_time(np.array([1.0, 0, 0]), np.array([-1.0, 0, 0]), np.zeros(3), 0.2, TOL, 0.5, 0.0)
     assert late == math.inf
 
 
 def test_touching_pair_collides_now_only_if_approaching():
     dx = np.array([0.2 * (1 - 1e-12), 0, 0])  # overlapping by round-off
-    assert _pair_contact_time(dx, np.array([-1.0, 0, 0]), np.zeros(3), 0.2, TOL, 1.0, 1e-12) == 0.0
-    assert _pair_contact_time(dx, np.array([1.0, 0, 0]), np.zeros(3), 0.2, TOL, 1.0, 1e-12) == math.inf
+    assert pair_contact_time(dx, np.array([-1.0, 0, 0]), np.zeros(3), 0.2, TOL, 1.0, 1e-12) == 0.0
+    assert pair_contact_time(dx, np.array([1.0, 0, 0]), np.zeros(3), 0.2, TOL, 1.0, 1e-12) == math.inf
     # separating now but pulled back: meets again after the gap opened (a bounce inside one step)
-    back = _pair_contact_time(dx, np.array([1.0, 0, 0]), np.array([-4.0, 0, 0]), 0.2, TOL, 1.0, 1e-12)
+    back = pair_contact_time(dx, np.array([1.0, 0, 0]), np.array([-4.0, 0, 0]), 0.2, TOL, 1.0, 1e-12)
     assert back == pytest.approx(0.5, rel=1e-6)
-    assert _wall_contact_time(0.0, 1.0, -4.0, TOL, 1.0, 0.0) == pytest.approx(0.5, rel=1e-12)
+    assert wall_contact_time(0.0, 1.0, -4.0, TOL, 1.0, 0.0) == pytest.approx(0.5, rel=1e-12)
 
 
 def test_resting_on_wall_is_not_an_event():
-    assert _wall_contact_time(0.0, 0.0, -9.81, TOL, 1.0, 1e-12) == math.inf
-    assert _wall_contact_time(-1e-13, 0.0, 0.0, TOL, 1.0, 1e-12) == math.inf
+    assert wall_contact_time(0.0, 0.0, -9.81, TOL, 1.0, 1e-12) == math.inf
+    assert wall_contact_time(-1e-13, 0.0, 0.0, TOL, 1.0, 1e-12) == math.inf
 
 
 @settings(deadline=None)  # the first example may include Numba compilation

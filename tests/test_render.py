@@ -9,7 +9,7 @@ from scipy import ndimage
 from carom.io import load, runner
 from carom.render import plot, render
 from carom.render.animation import MARGINS
-from carom.scene import parse_scene
+from carom.scenefile import parse_scene
 
 # Two balls 3 m apart (radius 0.5 m) and a wall 1 m left of the first; the second moves 2 m right.
 FLAT = """

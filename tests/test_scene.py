@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import carom
-from carom import examples, scene
-from carom.scene import SceneError, build_world, parse_scene, read_scene
+from carom import examples, scenefile
+from carom.scenefile import SceneError, build_world, parse_scene, read_scene
 
 HEADER = """
 [world]
@@ -153,9 +153,9 @@ def test_ring_orbits_at_the_circular_speed():
     assert math.degrees(math.atan2(rel_x[0, 1], rel_x[0, 0])) == pytest.approx(30.0)
 
 
-TABLES = [scene.WorldTable, scene.RunTable, scene.BodyTable, scene.Lattice, scene.Gas, scene.Rack, scene.Ring,
-          scene.WallTable, scene.BoxTable, scene.GravityForce, scene.AtmosphereForce, scene.ThrustForce,
-          scene.OutputTable]  # fmt: skip
+TABLES = [scenefile.WorldTable, scenefile.RunTable, scenefile.BodyTable, scenefile.Lattice, scenefile.Gas,
+          scenefile.Rack, scenefile.Ring, scenefile.WallTable, scenefile.BoxTable, scenefile.GravityForce,
+          scenefile.AtmosphereForce, scenefile.ThrustForce, scenefile.OutputTable]  # fmt: skip
 
 
 @pytest.mark.parametrize("table", TABLES)

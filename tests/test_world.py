@@ -503,7 +503,7 @@ def test_no_step_of_a_settling_pile_gains_energy():
 def test_resume_inside_a_settling_pile_is_exact():
     """The state carries what the next step's contact solve starts from (which bodies rest, the forces
     they carry): a run split by get_state/set_state is bit-identical to an unbroken one."""
-    from carom.scenes import pile
+    from carom.canonical import pile
 
     whole = pile(60, dim=2, seed=4)
     whole.run(until=1.0, dt=0.01)

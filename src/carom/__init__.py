@@ -6,12 +6,13 @@ and resolves every impact at the instant it happens; `EventWorld` jumps from col
 """
 
 from .config import Config, G
-from .events import EventWorld, InelasticCollapseWarning
+from .contact.law import resolve_impact
+from .errors import ContactError, ContactWarning, InelasticCollapseWarning
+from .events import EventWorld
 from .forces import Atmosphere, Force, NBodyGravity, Thrust
 from .io import Trajectory, load
 from .model import Impact
-from .solver import resolve_impact
-from .world import ContactError, ContactWarning, World
+from .world import World
 
 __all__ = [
     "Atmosphere",

@@ -107,11 +107,6 @@ def scratch(name: str, size: int, dtype, zeroed: bool = False) -> np.ndarray:
     return _workspace.take(name, size, dtype, zeroed=zeroed)
 
 
-def release_workspace() -> None:
-    """Free this thread's scratch arrays (they are rebuilt on the next call)."""
-    _workspace.arrays.clear()
-
-
 # ---------------------------------------------------------------- binning
 @njit(cache=True)
 def _extremes(values, mask):

@@ -18,7 +18,7 @@ import numpy as np
 from . import examples
 from .io import load
 from .io.runner import frame_times, resume, start
-from .scene import read_scene
+from .scenefile import read_scene
 
 #: The example scenes `carom demo` runs, in gallery order.
 GALLERY = (

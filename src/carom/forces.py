@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from .config import G
-from .model import _number, _vector
+from .model import as_number, as_vector
 
 
 @njit(cache=True)
@@ -77,8 +77,8 @@ class NBodyGravity(Force):
     potential ``-G Ma Mb / sqrt(r^2 + eps^2)``. Fixed bodies with a finite mass attract but do not move."""
 
     def __init__(self, G: float = G, softening: float = 0.0):
-        self.G = _number("NBodyGravity G", G)
-        self.softening = _number("NBodyGravity softening", softening)
+        self.G = as_number("NBodyGravity G", G)
+        self.softening = as_number("NBodyGravity softening", softening)
         if self.G < 0:
             raise ValueError(f"NBodyGravity G must be >= 0, got {G!r}")
         if self.softening < 0:
@@ -102,8 +102,8 @@ class Atmosphere(Force):
 
     def __init__(self, body: int, surface_density: float = 1.225, scale_height: float = 8500.0):
         self.body = body
-        self.surface_density = _number("Atmosphere surface_density", surface_density)
-        self.scale_height = _number("Atmosphere scale_height", scale_height, allow_inf=True)
+        self.surface_density = as_number("Atmosphere surface_density", surface_density)
+        self.scale_height = as_number("Atmosphere scale_height", scale_height, allow_inf=True)
         if self.surface_density < 0:
             raise ValueError(f"Atmosphere surface_density must be >= 0, got {surface_density!r}")
         if not self.scale_height > 0:
@@ -152,12 +152,12 @@ class Thrust(Force):
     def bind(self, world):
         self.body = _body_id("Thrust body", self.body, world)
         if not callable(self.force):
-            self.force = _vector("Thrust force", self.force, world.dim)
+            self.force = as_vector("Thrust force", self.force, world.dim)
 
     def accelerate(self, world, t, out):
         f = self.force(world, t) if callable(self.force) else self.force
         if callable(self.force):
-            f = _vector("Thrust force (returned by the callable)", f, world.dim)
+            f = as_vector("Thrust force (returned by the callable)", f, world.dim)
         if world.active[self.body]:
             out[self.body] += f * world.bodies.inv_mass[self.body]
 

@@ -15,11 +15,9 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from .config import DEFAULT, IMPACT_MODES, RESTITUTION_RULES, ROUNDOFF, Config
+from .materials import pair_key
+from .shapes import ball_inertia_factor
 from .state import BodyState, WallState
-
-#: Pair keys for restitution overrides: body pair (i < j) -> i * KEY_BASE + j; body i and wall k ->
-#: -(i * KEY_BASE + k + 1). Kept as a sorted int64 array that kernels search.
-KEY_BASE = 1 << 31
 
 
 @dataclass(frozen=True)
@@ -37,7 +35,7 @@ class Impact:
     restitution: float
 
 
-def _number(field: str, value, *, allow_inf: bool = False) -> float:
+def as_number(field: str, value, *, allow_inf: bool = False) -> float:
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -47,7 +45,7 @@ def _number(field: str, value, *, allow_inf: bool = False) -> float:
     return x
 
 
-def _vector(field: str, value, dim: int) -> np.ndarray:
+def as_vector(field: str, value, dim: int) -> np.ndarray:
     try:
         v = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -60,7 +58,7 @@ def _vector(field: str, value, dim: int) -> np.ndarray:
 
 
 def _restitution(field: str, value) -> float:
-    e = _number(field, value)
+    e = as_number(field, value)
     if not 0.0 <= e <= 1.0:
         raise ValueError(f"{field} must be in [0, 1], got {value!r}")
     return e
@@ -87,7 +85,7 @@ class Model:
         if not isinstance(config, Config):
             raise ValueError(f"config must be a carom.Config, got {config!r}")
         self.dim = dim
-        self.gravity = np.zeros(dim) if gravity is None else _vector("gravity", gravity, dim)
+        self.gravity = np.zeros(dim) if gravity is None else as_vector("gravity", gravity, dim)
         self.restitution_rule = restitution_rule
         self.impact_mode = impact_mode
         self.config = config
@@ -191,7 +189,7 @@ class Model:
                 raise ValueError(f"{field('mass', idx)} must be finite for a body that is not fixed")
 
         self._check_overlaps(pos, rad, _single)
-        inertia_factor = 0.4 if dim == 3 else 0.5
+        inertia_factor = ball_inertia_factor(dim)
         ids = np.empty(k, dtype=np.int64)
         for a in range(k):
             inv_m = 0.0 if fix[a] else 1.0 / mass[a]
@@ -255,8 +253,8 @@ class Model:
 
     def add_wall(self, point, normal, restitution: float = 1.0) -> int:
         """Add an infinite plane through ``point``; bodies live on the side ``normal`` points to."""
-        p = _vector("wall point", point, self.dim)
-        nv = _vector("wall normal", normal, self.dim)
+        p = as_vector("wall point", point, self.dim)
+        nv = as_vector("wall normal", normal, self.dim)
         length = float(np.linalg.norm(nv))
         if not length > 0:
             raise ValueError(f"wall normal must have non-zero length, got {normal!r}")
@@ -278,8 +276,8 @@ class Model:
 
     def add_box(self, lower, upper, restitution: float = 1.0) -> list[int]:
         """Add the inward-facing walls of an axis-aligned box (six in 3D, four in 2D); return their ids."""
-        lo = _vector("box lower", lower, self.dim)
-        hi = _vector("box upper", upper, self.dim)
+        lo = as_vector("box lower", lower, self.dim)
+        hi = as_vector("box upper", upper, self.dim)
         for axis in range(self.dim):
             if not lo[axis] < hi[axis]:
                 raise ValueError(f"box lower must be below upper on every axis, got lower={lower!r} upper={upper!r}")
@@ -313,13 +311,9 @@ class Model:
         if j >= 0:
             if not 0 <= j < self.bodies.n or j == i:
                 raise ValueError(f"j must be another body id in [0, {self.bodies.n}) or -1 - wall, got {j!r}")
-            key = min(i, j) * KEY_BASE + max(i, j)
-        else:
-            k = -1 - j
-            if k >= self.walls.n:
-                raise ValueError(f"j = {j} names wall {k}, but there are {self.walls.n} walls")
-            key = -(i * KEY_BASE + k + 1)
-        self._pair_restitution[int(key)] = e
+        elif -1 - j >= self.walls.n:
+            raise ValueError(f"j = {j} names wall {-1 - j}, but there are {self.walls.n} walls")
+        self._pair_restitution[int(pair_key(int(i), int(j)))] = e
 
     def pair_restitution_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """Sorted keys and values of the pair overrides, for kernels."""
@@ -426,7 +420,7 @@ class Model:
         """Angular momentum (kg m^2/s) about ``origin`` (default 0) of active, non-fixed bodies, orbital +
         spin: a 3-vector in 3D, the z component (a float) in 2D."""
         m = self._movable()
-        o = np.zeros(self.dim) if origin is None else _vector("origin", origin, self.dim)
+        o = np.zeros(self.dim) if origin is None else as_vector("origin", origin, self.dim)
         r = self.positions[m] - o
         p = self.masses[m][:, None] * self.velocities[m]
         b = self.bodies

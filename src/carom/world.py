@@ -6,7 +6,7 @@ One step of length dt (kick-drift-kick leapfrog, written as velocity Verlet):
    ``a0 = g + F(x0, v0, t) / m`` (cached from the previous step's end when nothing changed since).
 2. **drift with impacts** — every body follows the parabola ``x0 + v0 t + a t^2 / 2`` with
    ``a = a0 + a_contact`` (resting-contact forces), and every impact is resolved at the instant it
-   happens, contacts touching at that instant solved together in rounds (`carom.integrate`). Uniform
+   happens, contacts touching at that instant solved together in rounds (`carom.step`). Uniform
    gravity is thus integrated exactly, whatever dt.
 3. **projection** — overlaps deeper than ``Config.resting_gap`` (left by resting contacts, whose forces
    are held constant within the step) are removed by moving positions only: velocities, hence kinetic
@@ -23,39 +23,16 @@ import math
 import warnings
 
 import numpy as np
-from numba import njit
 
 from . import broadphase
 from .config import DEFAULT, INTEGRATORS, Config
+from .contact.projection import project
+from .errors import CRUSHED, REBUILD, STALLED, ContactError, ContactWarning, crushed_error
 from .forces import Force
-from .integrate import CRUSHED, REBUILD, STALLED, _drift, carried_forces, scratch_specs
-from .model import Model, _number
-from .solver import RULE_CODES, _solve_contacts
-
-PROJECTION_PASSES = 4  # position projections per step at most, each from the positions the last one left
-
-
-class ContactWarning(UserWarning):
-    """Issued when the contacts at one instant needed more rounds than ``Config.max_rounds``."""
-
-
-class ContactError(RuntimeError):
-    """Raised when a body is crushed between a moving fixed body and a wall or another fixed body, a
-    singularity no engine can resolve: elastic, its impacts come ever faster (``Config.max_body_events``
-    within one `World` step, ``Config.max_speed_ratio`` in `EventWorld`); inelastic, no velocities satisfy
-    its contacts once the gap has closed (contacts still approaching after ``2 Config.max_rounds`` rounds at
-    one instant). The world is left at the time of the last event (`EventWorld`: just before the event
-    that stopped it), every body moved to it."""
-
-
-def _crushed_error(body: int, t: float, max_rounds: int, left: str) -> ContactError:
-    """The error of both engines for contacts at one instant that no velocities satisfy (status CRUSHED);
-    ``left`` says where the world is left."""
-    return ContactError(
-        f"body {body} is crushed at t={t:.17g} s: its contacts still approached after 2 Config.max_rounds="
-        f"{2 * max_rounds} rounds at one instant (the last half perfectly inelastic), so no velocities satisfy "
-        f"them all, as when a moving fixed body presses it against a wall. The world is left {left}."
-    )
+from .kinematics import motion_bounds
+from .materials import RULE_CODES
+from .model import Model, as_number
+from .step.drift import carried_forces, drift, scratch_specs
 
 
 class World(Model):
@@ -110,7 +87,7 @@ class World(Model):
     # ----------------------------------------------------------------- stepping
     def step(self, dt: float) -> None:
         """Advance by exactly ``dt`` seconds."""
-        dt = _number("dt", dt)
+        dt = as_number("dt", dt)
         if not dt > 0:
             raise ValueError(f"dt must be > 0, got {dt!r}")
         self._step(dt)
@@ -118,8 +95,8 @@ class World(Model):
 
     def run(self, until: float, dt: float) -> None:
         """Advance to exactly ``until`` (s) in steps of ``dt``; the last step is shortened if needed."""
-        until = _number("until", until)
-        dt = _number("dt", dt)
+        until = as_number("until", until)
+        dt = as_number("dt", dt)
         if not dt > 0:
             raise ValueError(f"dt must be > 0, got {dt!r}")
         if until < self.time:
@@ -159,7 +136,7 @@ class World(Model):
         x, v = b.position[:n], b.velocity[:n]
         motion = np.empty(n)
         live = self._movable()
-        v_scale, a_scale = _motion_bounds(v, a0, b.radius[:n], live, dt, cfg.contact_tolerance, motion)
+        v_scale, a_scale = motion_bounds(v, a0, b.radius[:n], live, dt, cfg.contact_tolerance, motion)
         force_tol = cfg.force_tolerance * max(a_scale, cfg.resting_speed / dt)  # m/s^2
         v_scale = max(v_scale, a_scale * dt)
         a_scale = max(a_scale, v_scale / dt)
@@ -186,7 +163,7 @@ class World(Model):
             kept = [arr.copy() for arr in changed] if log_enabled else []
             while True:
                 try:
-                    out = _drift(
+                    out = drift(
                         x, v, a_smooth, a_total, *self._pair_force, self._wall_force,
                         b.inv_mass[:n], b.mass[:n], b.radius[:n], b.restitution[:n], b.inv_inertia[:n], b.active[:n],
                         start, nbrs, large, x.copy(), margin,
@@ -219,7 +196,7 @@ class World(Model):
             if status == CRUSHED:
                 self.time += t_sub
                 self._a0 = None
-                raise _crushed_error(stalled, self.time, cfg.max_rounds, "at that instant")
+                raise crushed_error(stalled, self.time, cfg.max_rounds, "at that instant")
             if status == STALLED:
                 self.time += t_sub
                 self._a0 = None
@@ -230,7 +207,7 @@ class World(Model):
                 )
             if status != REBUILD:
                 break
-            _motion_bounds(v, a0, b.radius[:n], self._movable(), dt - t_sub, cfg.contact_tolerance, motion)
+            motion_bounds(v, a0, b.radius[:n], self._movable(), dt - t_sub, cfg.contact_tolerance, motion)
         if capped:
             warnings.warn(
                 f"contacts at one instant needed more than Config.max_rounds={cfg.max_rounds} rounds near "
@@ -239,7 +216,7 @@ class World(Model):
                 stacklevel=3,
             )
         if may_overlap:
-            _project(x, b.inv_mass[:n], b.radius[:n], b.active[:n], start, nbrs, self.walls.point, self.walls.normal,
+            project(x, b.inv_mass[:n], b.radius[:n], b.active[:n], start, nbrs, self.walls.point, self.walls.normal,
                      overlap_slop, cfg.projection_iterations)  # fmt: skip
         if self.integrator == "leapfrog" and self.forces:
             a1 = self._smooth_accel(self.time + dt)
@@ -284,28 +261,6 @@ class World(Model):
         self._a0 = None if a0 is None else np.array(a0, dtype=float).reshape(self.n_bodies, self.dim)
 
 
-@njit(cache=True)
-def _motion_bounds(v, a0, radius, movable, h, tol, out):
-    """Every body's displacement bound (m) over h (s), ``|v| h + |a0| h^2 / 2 + tol R``, into ``out``.
-    Returns the largest speed (m/s) of a movable body and the largest acceleration ``|a0|`` (m/s^2)."""
-    v_max = 0.0
-    a_max = 0.0
-    for b in range(len(out)):
-        vv = 0.0
-        aa = 0.0
-        for d in range(v.shape[1]):
-            vv += v[b, d] * v[b, d]
-            aa += a0[b, d] * a0[b, d]
-        speed = math.sqrt(vv)
-        accel = math.sqrt(aa)
-        out[b] = speed * h + 0.5 * accel * h * h
-        out[b] += tol * radius[b]
-        if movable[b]:
-            v_max = max(v_max, speed)
-        a_max = max(a_max, accel)
-    return v_max, a_max
-
-
 def _empty_log(dim: int, capacity: int) -> dict[str, np.ndarray]:
     return {
         "time": np.empty(capacity),
@@ -318,110 +273,3 @@ def _empty_log(dim: int, capacity: int) -> dict[str, np.ndarray]:
     }
 
 
-def _project(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, iterations):
-    """Remove overlaps deeper than ``slop`` (a fraction of the smaller radius; of the radius for a wall) by
-    the smallest mass-weighted displacement of the positions that leaves every overlap at most half of
-    it: the complementarity problem of `carom.solver._solve_contacts`, on displacements instead of
-    velocities (unique, so independent of body order). Velocities, hence kinetic energy, are untouched.
-
-    ``start, nbrs`` are the step's candidate lists, which hold every pair that touched in it. A
-    displacement can close a gap that was open (a body pushed out of one overlap into a neighbour), so
-    the problem takes in every pair and wall whose gap is less than the deepest overlap, from candidate
-    lists built for that reach, with targets that hold only if the gap would close. It is linearised about
-    the positions (fixed normals), so it is solved again from the new positions while an overlap deeper
-    than the slop remains, at most ``PROJECTION_PASSES`` times."""
-    no_i, no_n, no_t = np.empty(0, dtype=np.int64), np.empty((0, x.shape[1])), np.empty(0)
-    for _ in range(PROJECTION_PASSES):
-        deep, depth = _near_contacts(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, 0.0, no_i, no_i,
-                                     no_n, no_t)  # fmt: skip
-        if deep == 0:
-            return
-        # candidates: every pair within 2 depth of touching
-        start, nbrs, _, _ = broadphase.candidates(x, radius, active, np.full(len(radius), depth), 1.0)
-        moved = _project_once(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, depth, iterations)
-        if moved > depth:  # two bodies beyond the lists' reach may have been moved into each other
-            start, nbrs, _, _ = broadphase.candidates(x, radius, active, np.zeros(len(radius)), 1.0)
-
-
-@njit(cache=True)
-def _project_once(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, margin, iterations):
-    """One solve of `_project`'s problem over the contacts within ``margin`` (m) of touching. Returns the
-    largest displacement (m)."""
-    no_i, no_n, no_t = np.empty(0, dtype=np.int64), np.empty((0, x.shape[1])), np.empty(0)
-    nc, _ = _near_contacts(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, margin, no_i, no_i, no_n,
-                           no_t)  # fmt: skip
-    if nc == 0:
-        return 0.0
-    ci = np.empty(nc, dtype=np.int64)
-    cj = np.empty(nc, dtype=np.int64)
-    cn = np.empty((nc, x.shape[1]))
-    target = np.empty(nc)
-    _near_contacts(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, margin, ci, cj, cn, target)
-    shift = np.zeros(x.shape)
-    r_min = np.inf
-    for i in range(len(radius)):
-        if active[i]:
-            r_min = min(r_min, radius[i])
-    _solve_contacts(np.arange(nc), ci, cj, cn, target, shift, inv_mass, np.empty(nc), iterations, 0.05 * slop * r_min)
-    x += shift
-    moved2 = 0.0
-    for i in range(len(radius)):
-        step2 = 0.0
-        for d in range(x.shape[1]):
-            step2 += shift[i, d] ** 2
-        moved2 = max(moved2, step2)
-    return math.sqrt(moved2)
-
-
-@njit(cache=True)
-def _near_contacts(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, margin, ci, cj, cn, target):
-    """The contacts of `_project`, written into the arrays if they have room: every pair or wall within half
-    the slop plus ``margin`` (m), with the displacement target ``-(gap + slop R / 2)``. Returns (their
-    number, or 0 if no overlap is deeper than the slop: nothing to do; the deepest overlap, m)."""
-    n, dim = x.shape
-    deep = False
-    depth = 0.0
-    nc = 0
-    for i in range(n):
-        if not active[i]:
-            continue
-        for m in range(start[i], start[i + 1]):
-            j = nbrs[m]
-            if j <= i or not active[j] or inv_mass[i] + inv_mass[j] == 0.0:
-                continue
-            allowed = 0.5 * slop * min(radius[i], radius[j])
-            reach = radius[i] + radius[j] + 2.0 * allowed + margin
-            dist2 = 0.0
-            for d in range(dim):
-                dist2 += (x[j, d] - x[i, d]) ** 2
-            if dist2 >= reach * reach or dist2 == 0.0:
-                continue
-            dist = math.sqrt(dist2)
-            gap = dist - radius[i] - radius[j]
-            deep = deep or gap < -2.0 * allowed
-            depth = max(depth, -gap)
-            if nc < len(ci):
-                ci[nc] = i
-                cj[nc] = j
-                for d in range(dim):
-                    cn[nc, d] = (x[j, d] - x[i, d]) / dist
-                target[nc] = -(gap + allowed)
-            nc += 1
-        if inv_mass[i] != 0.0:
-            allowed = 0.5 * slop * radius[i]
-            for k in range(wall_p.shape[0]):
-                gap = -radius[i]
-                for d in range(dim):
-                    gap += (x[i, d] - wall_p[k, d]) * wall_n[k, d]
-                if gap >= 2.0 * allowed + margin:
-                    continue
-                deep = deep or gap < -2.0 * allowed
-                depth = max(depth, -gap)
-                if nc < len(ci):
-                    ci[nc] = i
-                    cj[nc] = -1 - k
-                    for d in range(dim):
-                        cn[nc, d] = -wall_n[k, d]
-                    target[nc] = -(gap + allowed)
-                nc += 1
-    return (nc if deep else 0), depth

@@ -9,6 +9,6 @@
 * `world` — `EventWorld`, the public class.
 """
 
-from .world import EventWorld, InelasticCollapseWarning
+from .world import EventWorld
 
-__all__ = ["EventWorld", "InelasticCollapseWarning"]
+__all__ = ["EventWorld"]

@@ -34,14 +34,14 @@ def _winner(key, tree, node):
 
 
 @njit(cache=True, _nrt=False)
-def _rebuild(key, tree):
+def rebuild_calendar(key, tree):
     """Replay every match (after all keys were set)."""
     for node in range(len(tree) // 2 - 1, 0, -1):
         tree[node] = _winner(key, tree, node)
 
 
 @njit(cache=True, inline="always")
-def _update(key, tree, b, value):
+def update_key(key, tree, b, value):
     """Set body b's key and replay its matches, up to the first one whose winner is unchanged and not b:
     the matches above it are unchanged too (they see the same winners with the same keys)."""
     key[b] = value
@@ -55,7 +55,7 @@ def _update(key, tree, b, value):
 
 
 @njit(cache=True, inline="always")
-def _runner_up(key, tree, b):
+def runner_up(key, tree, b):
     """The body whose key comes next after body b's, b being the root's winner (b itself if every other
     key is inf): the earliest of the winners beside b's path. Reading them also brings into cache what
     updating b's key will compare."""

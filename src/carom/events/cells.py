@@ -14,8 +14,8 @@ import math
 import numpy as np
 from numba import njit
 
-from ..narrowphase import _quadratic_crossing
-from ..state import _prefetch
+from ..intrinsics import prefetch
+from ..narrowphase.roots import quadratic_crossing
 from .state import CELL, FACE, NEXT, PREV, A, Geometry, V, X
 
 INF = math.inf
@@ -91,7 +91,7 @@ def _fill(body, link, head, chain, geo):
 
 
 @njit(cache=True, inline="always")
-def _cells_around(link, geo, b, axis, step, out):
+def cells_around(link, geo, b, axis, step, out):
     """Flat ids of the cells to scan for body b: all 3^d neighbours (axis = -1), or the slab just entered
     by a crossing along ``axis`` in direction ``step``; wrapped on periodic axes, none past the ends, no
     repeats. Written to ``out[:count]`` (``out[27:36]`` is scratch); returns count."""
@@ -133,7 +133,7 @@ def _cells_around(link, geo, b, axis, step, out):
 
 
 @njit(cache=True, inline="always")
-def _prefetch_around(link, head, geo, b):
+def prefetch_around(link, head, geo, b):
     """Start loading the entries of ``head`` for the 3^d cells around body b, one per row of three cells
     (rows wrapped around the grid on every axis, periodic or not: a hint, always in range). Fixed loop
     bounds, so the loops unroll without branches (bounds clamped to the grid made it 6% slower)."""
@@ -145,21 +145,21 @@ def _prefetch_around(link, head, geo, b):
         for o1 in range(-1, 2):
             q1 = c1 + o1
             q1 = q1 + s1 if q1 < 0 else (q1 - s1 if q1 >= s1 else q1)
-            _prefetch(head, _flat(geo, c0, q1, q2))
+            prefetch(head, _flat(geo, c0, q1, q2))
 
 
 @njit(cache=True, inline="always")
-def _prefetch_first(body, head, chain, cells, n_cells):
+def prefetch_first(body, head, chain, cells, n_cells):
     """Start loading the rows of the first body of each of the cells ``cells[:n_cells]``: their cache
     misses then overlap, instead of each waiting for the walk's branch on the cell before."""
     for m in range(n_cells):
         first = max(head[cells[m]], 0)
-        _prefetch(chain, first)
-        _prefetch(body, first)
+        prefetch(chain, first)
+        prefetch(body, first)
 
 
 @njit(cache=True, _nrt=False)
-def _face_time(c0, c1, c2):
+def face_time(c0, c1, c2):
     """Delay until c0 + c1 t + c2 t^2 (the distance to a face, positive inside) first turns negative;
     0 if it is not positive now and decreasing (a body on or just past a face, moving out)."""
     if c0 <= 0.0:
@@ -167,16 +167,16 @@ def _face_time(c0, c1, c2):
             return 0.0
         if c2 >= 0.0:  # moving inwards for good (not a double root at 0: the body just touches the face)
             return INF
-    return _quadratic_crossing(c0, c1, c2, 0.0, INF, True)
+    return quadratic_crossing(c0, c1, c2, 0.0, INF, True)
 
 
 @njit(cache=True, inline="always")
-def _next_crossing(body, link, geo, b):
+def next_crossing(body, link, geo, b):
     """(delay, face) of the next cell face that body b crosses, from its state at its own time; face =
     2 axis + 1 upwards, 2 axis downwards; (inf, 0) if none.
 
     On an axis without acceleration only the face ahead can be crossed, at ``(face - s) / w`` (0 if the
-    body is on or past it), the same number as `_face_time`'s. That case is written without branches (the
+    body is on or past it), the same number as `face_time`'s. That case is written without branches (the
     sign of w is a coin toss to the processor): selects of cheap values, an added 0 or inf, a min."""
     best = INF
     face = 0
@@ -196,18 +196,18 @@ def _next_crossing(body, link, geo, b):
             best = min(t, best)  # a min: two selects on one test of a quotient would become a branch
             continue
         if has_top:
-            t = _face_time(top - s, -w, -g)
+            t = face_time(top - s, -w, -g)
             if t < best:
                 best, face = t, 2 * d + 1
         if has_bottom:
-            t = _face_time(s - bottom, w, g)
+            t = face_time(s - bottom, w, g)
             if t < best:
                 best, face = t, 2 * d
     return best, face
 
 
 @njit(cache=True, inline="always")
-def _move(body, link, head, chain, geo, b):
+def move_to_cell(body, link, head, chain, geo, b):
     """Put body b in the cell beyond its crossing face; on a periodic axis wrap around (its position
     too)."""
     _remove(link, head, chain, geo, b)

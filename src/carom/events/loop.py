@@ -14,7 +14,7 @@ stay calls.
 Beyond the caches an event is a chain of cache misses, each waiting for the one before (the body's rows,
 its partner's, their cells, the bodies in them); the loop starts loading the rows of the calendar's
 runner-up, most often the next event's body, and the partner's cells early, so that misses overlap
-(docs/events.md, "Speed", session 7).
+(docs/performance.md).
 
 Every kernel of the engine is compiled without Numba's reference counting (``_nrt=False``): they allocate
 nothing (every array comes from the caller), and with it each array handed between the inlined helpers
@@ -28,32 +28,33 @@ import math
 from numba import njit
 
 from ..config import ROUNDOFF
-from ..state import _prefetch
-from .calendar import _rebuild, _runner_up, _update
-from .cells import _next_crossing, _prefetch_around
-from .predict import _kinetic, _moved, _predict
-from .resolve import OK, STALLED, _commit, _cross, _instant, _rest_on_walls
+from ..errors import OK, STALLED
+from ..intrinsics import prefetch
+from .calendar import rebuild_calendar, runner_up, update_key
+from .cells import next_crossing, prefetch_around
+from .predict import body_kinetic, moved, predict_body
+from .resolve import commit_instant, cross_face, rest_on_walls, solve_instant
 from .state import COUNT, CX_TIME, EV_TIME, EVENTS, FACE, PARTNER, PARTNER_COUNT, PREVIOUS, STILL, TB, A, V, X
 
 
 @njit(cache=True, _nrt=False)
-def _start(body, link, head, chain, geo, walls, p, ct, key, tree, t):
+def start_events(body, link, head, chain, geo, walls, p, ct, key, tree, t):
     """Resting accelerations, first predictions and the calendar, every body being at time t."""
     n = len(body)
     for b in range(n):
         if p.has_gravity:
-            _rest_on_walls(body, walls, p, ct.wall_idx, ct.wall_flt, b, t)
+            rest_on_walls(body, walls, p, ct.wall_idx, ct.wall_flt, b, t)
     for b in range(n):
-        _predict(body, link, head, chain, geo, walls, p, ct.cells, ct.rel, b, t)
-        delay, face = _next_crossing(body, link, geo, b)
+        predict_body(body, link, head, chain, geo, walls, p, ct.cells, ct.rel, b, t)
+        delay, face = next_crossing(body, link, geo, b)
         body[b, CX_TIME] = t + delay
         link[b, FACE] = face
         key[b] = min(body[b, EV_TIME], body[b, CX_TIME])
-    _rebuild(key, tree)
+    rebuild_calendar(key, tree)
 
 
 @njit(cache=True, _nrt=False)
-def _run(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, key, tree, tally, sums, t_end,
+def run_events(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, key, tree, tally, sums, t_end,
          max_events):  # fmt: skip
     """Process events up to time t_end, at most ``max_events`` of them. Returns (status, time of the last
     event processed or -inf); a status other than OK stops at the event of body ``tree[1]``, undone: grow
@@ -69,19 +70,19 @@ def _run(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f,
         t = key[b]
         if t > t_end or t == math.inf:
             break
-        c = _runner_up(key, tree, b)  # most likely the next event's body: start loading its rows
-        _prefetch(body, c)
-        _prefetch(link, c)
-        _prefetch(chain, c)
+        c = runner_up(key, tree, b)  # most likely the next event's body: start loading its rows
+        prefetch(body, c)
+        prefetch(link, c)
+        prefetch(chain, c)
         crossing = body[b, CX_TIME] <= body[b, EV_TIME]
         if not crossing:
             j = link[b, PARTNER]
             if j >= 0 and link[b, PARTNER_COUNT] != link[j, COUNT]:
-                _predict(body, link, head, chain, geo, walls, p, ct.cells, ct.rel, b, t)
-                _update(key, tree, b, min(body[b, EV_TIME], body[b, CX_TIME]))
+                predict_body(body, link, head, chain, geo, walls, p, ct.cells, ct.rel, b, t)
+                update_key(key, tree, b, min(body[b, EV_TIME], body[b, CX_TIME]))
                 continue
             if j >= 0:
-                _prefetch_around(link, head, geo, j)  # for the partner's gather, which comes after b's
+                prefetch_around(link, head, geo, j)  # for the partner's gather, which comes after b's
         if t - sums[PREVIOUS] <= ROUNDOFF * abs(t):
             tally[STILL] += 1
             if tally[STILL] > p.max_still:
@@ -90,13 +91,13 @@ def _run(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f,
             tally[STILL] = 0
         sums[PREVIOUS] = t
         if crossing:
-            _cross(body, link, head, chain, geo, p, ct.cells, ct.rel, key, tree, sums, b, t)
+            cross_face(body, link, head, chain, geo, p, ct.cells, ct.rel, key, tree, sums, b, t)
         else:
-            status, n_cl = _instant(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, tally, sums,
-                                    b, t)  # fmt: skip
+            status, n_cl = solve_instant(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, tally,
+                                         sums, b, t)  # fmt: skip
             if status != OK:
                 return status, last
-            _commit(body, link, head, chain, geo, walls, p, ct, key, tree, tally, sums, n_cl, t)
+            commit_instant(body, link, head, chain, geo, walls, p, ct, key, tree, tally, sums, n_cl, t)
         tally[EVENTS] += 1
         done += 1
         last = t
@@ -104,19 +105,19 @@ def _run(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f,
 
 
 @njit(cache=True, _nrt=False)
-def _synced(body, t, x_out, v_out):
+def synced(body, t, x_out, v_out):
     """Every body's position and velocity at time t, into x_out, v_out ((n, dim) arrays)."""
     for b in range(len(body)):
         h = t - body[b, TB]
         for d in range(x_out.shape[1]):
-            x_out[b, d] = _moved(body[b, X + d], body[b, V + d], body[b, A + d], h)
+            x_out[b, d] = moved(body[b, X + d], body[b, V + d], body[b, A + d], h)
             v_out[b, d] = body[b, V + d] + body[b, A + d] * h
 
 
 @njit(cache=True, _nrt=False)
-def _kinetic_pending(body, t):
+def kinetic_pending(body, t):
     """Sum over bodies of the integral of m |v|^2 from each body's own time to t (J s)."""
     total = 0.0
     for b in range(len(body)):
-        total += _kinetic(body, b, t - body[b, TB])
+        total += body_kinetic(body, b, t - body[b, TB])
     return total

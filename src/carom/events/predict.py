@@ -20,8 +20,8 @@ import math
 
 from numba import njit
 
-from ..narrowphase import _pair_contact_time, _wall_contact_time
-from .cells import _cells_around, _prefetch_first
+from ..narrowphase.spheres import pair_contact_time, wall_contact_time
+from .cells import cells_around, prefetch_first
 from .state import (
     COUNT,
     EV_TIME,
@@ -43,13 +43,13 @@ INF = math.inf
 
 
 @njit(cache=True, _nrt=False)
-def _moved(x, v, a, h):
+def moved(x, v, a, h):
     """Position after a flight of h seconds (one formula everywhere, so that results agree bitwise)."""
     return x + (v * h + 0.5 * a * h * h)
 
 
 @njit(cache=True, inline="always")
-def _kinetic(body, b, h):
+def body_kinetic(body, b, h):
     """Integral of m |v|^2 over the next h seconds of body b's flight (J s); 0 for a fixed body."""
     if body[b, INV_MASS] == 0.0 or h == 0.0:
         return 0.0
@@ -60,21 +60,21 @@ def _kinetic(body, b, h):
 
 
 @njit(cache=True, inline="always")
-def _advance(body, b, t, sums):
+def advance(body, b, t, sums):
     """Move body b along its parabola to time t, adding its integral of m |v|^2 dt (J s, for the
     pressure's kinetic part) to ``sums[KINETIC]``."""
     h = t - body[b, TB]
     if h == 0.0:
         return
-    sums[KINETIC] += _kinetic(body, b, h)
+    sums[KINETIC] += body_kinetic(body, b, h)
     for d in range(3):
-        body[b, X + d] = _moved(body[b, X + d], body[b, V + d], body[b, A + d], h)
+        body[b, X + d] = moved(body[b, X + d], body[b, V + d], body[b, A + d], h)
         body[b, V + d] += body[b, A + d] * h
     body[b, TB] = t
 
 
 @njit(cache=True, _nrt=False)
-def _nearest(r, periodic, length):
+def nearest_image(r, periodic, length):
     """Component r of a separation, made the nearest periodic image (|r| < length on entry)."""
     if periodic:
         if r > 0.5 * length:
@@ -85,16 +85,16 @@ def _nearest(r, periodic, length):
 
 
 @njit(cache=True, inline="always")
-def _flight(body, j, h, p):
+def flight(body, j, h, p):
     """Position and velocity of body j after a flight of h seconds: 6 floats. Without gravity every
-    acceleration is 0 and is not read (``x + v h`` equals `_moved`'s result up to the sign of a zero)."""
+    acceleration is 0 and is not read (``x + v h`` equals `moved`'s result up to the sign of a zero)."""
     x0, x1, x2 = body[j, X], body[j, X + 1], body[j, X + 2]
     v0, v1, v2 = _velocity(body, j, h, p)
     if not p.has_gravity:
         return x0 + v0 * h, x1 + v1 * h, x2 + v2 * h, v0, v1, v2
-    x0 = _moved(x0, body[j, V], body[j, A], h)
-    x1 = _moved(x1, body[j, V + 1], body[j, A + 1], h)
-    x2 = _moved(x2, body[j, V + 2], body[j, A + 2], h)
+    x0 = moved(x0, body[j, V], body[j, A], h)
+    x1 = moved(x1, body[j, V + 1], body[j, A + 1], h)
+    x2 = moved(x2, body[j, V + 2], body[j, A + 2], h)
     return x0, x1, x2, v0, v1, v2
 
 
@@ -107,22 +107,22 @@ def _velocity(body, j, h, p):
 
 
 @njit(cache=True, inline="always")
-def _relative(body, geo, p, i, j, t):
+def relative_state(body, geo, p, i, j, t):
     """Position, velocity and acceleration of body j relative to body i at time t (nearest periodic
-    image): 9 floats, by the same arithmetic as `_scan`'s, so that both agree bitwise."""
-    xi0, xi1, xi2, vi0, vi1, vi2 = _flight(body, i, t - body[i, TB], p)
-    xj0, xj1, xj2, vj0, vj1, vj2 = _flight(body, j, t - body[j, TB], p)
+    image): 9 floats, by the same arithmetic as `scan_cells`'s, so that both agree bitwise."""
+    xi0, xi1, xi2, vi0, vi1, vi2 = flight(body, i, t - body[i, TB], p)
+    xj0, xj1, xj2, vj0, vj1, vj2 = flight(body, j, t - body[j, TB], p)
     return (
-        _nearest(xj0 - xi0, geo.periodic[0], geo.length[0]),
-        _nearest(xj1 - xi1, geo.periodic[1], geo.length[1]),
-        _nearest(xj2 - xi2, geo.periodic[2], geo.length[2]),
+        nearest_image(xj0 - xi0, geo.periodic[0], geo.length[0]),
+        nearest_image(xj1 - xi1, geo.periodic[1], geo.length[1]),
+        nearest_image(xj2 - xi2, geo.periodic[2], geo.length[2]),
         vj0 - vi0, vj1 - vi1, vj2 - vi2,
         body[j, A] - body[i, A], body[j, A + 1] - body[i, A + 1], body[j, A + 2] - body[i, A + 2],
     )  # fmt: skip
 
 
 @njit(cache=True, _nrt=False)
-def _opening_speed(pressing, size, tol):
+def opening_speed(pressing, size, tol):
     """Least separation speed (m/s) at which a contact pressed together with normal acceleration
     ``pressing`` (m/s^2) opens beyond 4 contact tolerances (``tol`` times ``size``, m) before it closes
     again: slower, its return would pass unseen inside the tolerance, where bodies count as touching."""
@@ -130,7 +130,7 @@ def _opening_speed(pressing, size, tol):
 
 
 @njit(cache=True, _nrt=False)
-def _pair_state(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, p):
+def pair_state(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, p):
     """(touching, now) for a pair in relative state x, v, a: touching within the tolerance, and either
     approaching faster than ``speed_tol``, or pressed together (normal acceleration of approach above
     ``accel_tol``, enough to beat the centripetal part ``|v|^2 / D``) and separating slower than half
@@ -148,12 +148,12 @@ def _pair_state(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, p):
     if pressing <= p.accel_tol:
         return True, False
     vv = v0 * v0 + v1 * v1 + v2 * v2
-    hop = max(p.resting_speed, _opening_speed(pressing, contact_distance, p.tol))
+    hop = max(p.resting_speed, opening_speed(pressing, contact_distance, p.tol))
     return True, vv + xa < -p.accel_tol * dist and xv < 0.5 * hop * dist
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _pair_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, horizon, p):
+def pair_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, horizon, p):
     """Delay until a pair in relative state x, v, a touches: 0 if now, inf if not within ``horizon``,
     -1 if the accelerations differ and it needs the general (quartic) solver.
 
@@ -166,7 +166,7 @@ def _pair_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, horizon, p
     xx = x0 * x0 + x1 * x1 + x2 * x2
     reach = contact_distance * (1.0 + p.tol)
     if xx <= reach * reach:  # touching: now, or (in straight relative flight) separating
-        if _pair_state(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, p)[1]:
+        if pair_state(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, p)[1]:
             return 0.0
         return -1.0 if (a0 != 0.0 or a1 != 0.0 or a2 != 0.0) else INF
     if a0 != 0.0 or a1 != 0.0 or a2 != 0.0:
@@ -183,7 +183,7 @@ def _pair_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, horizon, p
 
 
 @njit(cache=True, inline="always")
-def _wall_state(body, walls, p, b, k, t):
+def wall_state(body, walls, p, b, k, t):
     """(touching, now, gap, normal speed, normal acceleration) of body b and wall k at time t; "now" as
     for pairs (approaching, or pressed onto the wall)."""
     h = t - body[b, TB]
@@ -192,7 +192,7 @@ def _wall_state(body, walls, p, b, k, t):
     na = 0.0
     for d in range(3):
         n = walls[k, WALL_NORMAL + d]
-        gap += (_moved(body[b, X + d], body[b, V + d], body[b, A + d], h) - walls[k, WALL_POINT + d]) * n
+        gap += (moved(body[b, X + d], body[b, V + d], body[b, A + d], h) - walls[k, WALL_POINT + d]) * n
         ns += (body[b, V + d] + body[b, A + d] * h) * n
         na += body[b, A + d] * n
     touching = gap <= p.tol * body[b, RADIUS]
@@ -202,7 +202,7 @@ def _wall_state(body, walls, p, b, k, t):
 
 @njit(cache=True, _nrt=False)
 def _quartic_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, horizon, p, rel):
-    """`_pair_delay` for unequal accelerations, by `carom.narrowphase` on a finite horizon: no root of
+    """`pair_delay` for unequal accelerations, by `carom.narrowphase` on a finite horizon: no root of
     f(t) = |x + v t + a t^2 / 2|^2 - D^2 = sum c_k t^k lies beyond the Cauchy bound 1 + max |c_k / c_4|.
     ``rel`` is (3, 3) scratch."""
     aa = a0 * a0 + a1 * a1 + a2 * a2
@@ -221,19 +221,19 @@ def _quartic_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, horizon
     # "Now" was decided by the caller (speed_tol inf); a touching pair is sought again once its gap has
     # opened beyond the tolerance (here a fraction of the contact distance), however slowly it separates.
     slack = p.tol * contact_distance
-    return _pair_contact_time(rel[0], rel[1], rel[2], contact_distance, slack, min(horizon, bound), INF)
+    return pair_contact_time(rel[0], rel[1], rel[2], contact_distance, slack, min(horizon, bound), INF)
 
 
 @njit(cache=True, inline="always")
 def _bodies_delay(body, p, b, j, horizon, x0, x1, x2, v0, v1, v2):
-    """`_pair_delay` of bodies b and j, j at relative position x and velocity v (inf for two fixed bodies).
+    """`pair_delay` of bodies b and j, j at relative position x and velocity v (inf for two fixed bodies).
     Called for every pair a scan meets: it takes no scratch array (`_general_delay` does the rest)."""
     if body[b, INV_MASS] == 0.0 and body[j, INV_MASS] == 0.0:
         return INF
     a0, a1, a2 = 0.0, 0.0, 0.0
     if p.has_gravity:
         a0, a1, a2 = body[j, A] - body[b, A], body[j, A + 1] - body[b, A + 1], body[j, A + 2] - body[b, A + 2]
-    return _pair_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, body[b, RADIUS] + body[j, RADIUS], horizon, p)
+    return pair_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, body[b, RADIUS] + body[j, RADIUS], horizon, p)
 
 
 @njit(cache=True, _nrt=False)
@@ -256,33 +256,33 @@ def _earlier(body, p, rel, b, j, t, best, partner, x0, x1, x2, v0, v1, v2):
     return best, partner
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)  # for `_pair_delay`, inlined
-def _scan(body, link, head, chain, geo, p, cells, rel, b, t, axis, step, best):
+@njit(cache=True, error_model="numpy", _nrt=False)  # for `pair_delay`, inlined
+def scan_cells(body, link, head, chain, geo, p, cells, rel, b, t, axis, step, best):
     """Earliest contact of body b after t with the bodies of the cells around it (axis = -1) or of the
-    slab just entered (see `_cells_around`), if before ``best``: (time, partner), partner -1 if none."""
-    xb0, xb1, xb2, vb0, vb1, vb2 = _flight(body, b, t - body[b, TB], p)
+    slab just entered (see `cells_around`), if before ``best``: (time, partner), partner -1 if none."""
+    xb0, xb1, xb2, vb0, vb1, vb2 = flight(body, b, t - body[b, TB], p)
     p0, p1, p2 = geo.periodic
     l0, l1, l2 = geo.length
     partner = -1
-    n_cells = _cells_around(link, geo, b, axis, step, cells)
-    _prefetch_first(body, head, chain, cells, n_cells)
+    n_cells = cells_around(link, geo, b, axis, step, cells)
+    prefetch_first(body, head, chain, cells, n_cells)
     for m in range(n_cells):
         j = head[cells[m]]
         while j >= 0:
             if j != b:
-                xj0, xj1, xj2, vj0, vj1, vj2 = _flight(body, j, t - body[j, TB], p)
-                x0 = _nearest(xj0 - xb0, p0, l0)
-                x1 = _nearest(xj1 - xb1, p1, l1)
-                x2 = _nearest(xj2 - xb2, p2, l2)
+                xj0, xj1, xj2, vj0, vj1, vj2 = flight(body, j, t - body[j, TB], p)
+                x0 = nearest_image(xj0 - xb0, p0, l0)
+                x1 = nearest_image(xj1 - xb1, p1, l1)
+                x2 = nearest_image(xj2 - xb2, p2, l2)
                 v0, v1, v2 = vj0 - vb0, vj1 - vb1, vj2 - vb2
                 best, partner = _earlier(body, p, rel, b, j, t, best, partner, x0, x1, x2, v0, v1, v2)
             j = chain[j, NEXT]
     return best, partner
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)  # for `_pair_delay`, inlined
-def _scan_near(body, p, rel, near, near_x, start, end, b, t):
-    """`_scan` over the bodies ``near[start:end]``, at relative positions ``near_x`` (b and they at time
+@njit(cache=True, error_model="numpy", _nrt=False)  # for `pair_delay`, inlined
+def scan_near(body, p, rel, near, near_x, start, end, b, t):
+    """`scan_cells` over the bodies ``near[start:end]``, at relative positions ``near_x`` (b and they at time
     t; the bodies around b that `resolve` listed before it changed velocities)."""
     vb0, vb1, vb2 = _velocity(body, b, t - body[b, TB], p)
     best = INF
@@ -297,28 +297,28 @@ def _scan_near(body, p, rel, near, near_x, start, end, b, t):
 
 
 @njit(cache=True, inline="always")
-def _predict(body, link, head, chain, geo, walls, p, cells, rel, b, t):
+def predict_body(body, link, head, chain, geo, walls, p, cells, rel, b, t):
     """Replace body b's pending pair event by its earliest contact after t with a body or a wall."""
-    best, partner = _scan(body, link, head, chain, geo, p, cells, rel, b, t, -1, 0, INF)
-    _set_prediction(body, link, walls, p, b, t, best, partner)
+    best, partner = scan_cells(body, link, head, chain, geo, p, cells, rel, b, t, -1, 0, INF)
+    set_prediction(body, link, walls, p, b, t, best, partner)
 
 
 @njit(cache=True, inline="always")
-def _set_prediction(body, link, walls, p, b, t, best, partner):
+def set_prediction(body, link, walls, p, b, t, best, partner):
     """Make body b's pair event its earliest contact after t with a wall, or else (at ``best``) with
     ``partner``."""
     if body[b, INV_MASS] != 0.0:
         for k in range(walls.shape[0]):
-            _, now, gap, ns, na = _wall_state(body, walls, p, b, k, t)
-            delay = 0.0 if now else _wall_contact_time(gap, ns, na, p.tol * body[b, RADIUS], best - t, INF)
+            _, now, gap, ns, na = wall_state(body, walls, p, b, k, t)
+            delay = 0.0 if now else wall_contact_time(gap, ns, na, p.tol * body[b, RADIUS], best - t, INF)
             if t + delay < best:
                 best = t + delay
                 partner = -1 - k
-    _set_event(body, link, b, best, partner)
+    set_event(body, link, b, best, partner)
 
 
 @njit(cache=True, inline="always")
-def _set_event(body, link, b, time, partner):
+def set_event(body, link, b, time, partner):
     body[b, EV_TIME] = time
     link[b, PARTNER] = partner
     link[b, PARTNER_COUNT] = link[partner, COUNT] if partner >= 0 else 0

@@ -2,7 +2,7 @@
 
 An *instant* (a contact event) is solved as `World` solves one: the touching contacts of the two bodies
 are gathered; in rounds, the contacts that approach now (or are pressed together) are solved together
-by `carom.solver._solve_contacts`, and every body that received an impulse adds its own touching contacts
+by `carom.contact.solver.solve_contacts`, and every body that received an impulse adds its own touching contacts
 (an impulse travels down a touching chain one ball per round: Newton's cradle). Then bodies touching walls
 without moving off them rest on them (acceleration-level contact problem: gravity less the walls' normal
 reaction, so the body slides along exactly), and only the gathered bodies are predicted again. Positions
@@ -38,26 +38,29 @@ import math
 
 from numba import njit
 
-from ..solver import _approach_speed, _pair_restitution, _solve_contacts, _solve_one
-from ..state import _prefetch
-from .calendar import _update
-from .cells import _cells_around, _move, _next_crossing, _prefetch_first
+from ..contact.law import approach_speed
+from ..contact.layout import APPROACH, IMPULSE, RESTITUTION, TARGET
+from ..contact.solver import solve_contacts, solve_one
+from ..errors import CONTACTS_FULL, CRUSHED, LOG_FULL, OK, RUNAWAY
+from ..intrinsics import prefetch
+from ..materials import pair_restitution
+from .calendar import update_key
+from .cells import cells_around, move_to_cell, next_crossing, prefetch_first
 from .predict import (
-    _advance,
-    _flight,
-    _nearest,
-    _opening_speed,
-    _pair_state,
-    _predict,
-    _relative,
-    _scan,
-    _scan_near,
-    _set_event,
-    _set_prediction,
-    _wall_state,
+    advance,
+    flight,
+    nearest_image,
+    opening_speed,
+    pair_state,
+    predict_body,
+    relative_state,
+    scan_cells,
+    scan_near,
+    set_event,
+    set_prediction,
+    wall_state,
 )
 from .state import (
-    APPROACH,
     CAPPED,
     CI,
     CJ,
@@ -67,7 +70,6 @@ from .state import (
     FACE,
     HOPPED,
     IMPACTS,
-    IMPULSE,
     INV_MASS,
     KIND,
     LAST_IMPACT,
@@ -82,8 +84,6 @@ from .state import (
     PARTNER,
     RADIUS,
     RESTED,
-    RESTITUTION,
-    TARGET,
     TB,
     TC_USED,
     VIRIAL,
@@ -95,7 +95,6 @@ from .state import (
     X,
 )  # fmt: skip
 
-OK, CONTACTS_FULL, LOG_FULL, CRUSHED, RUNAWAY, STALLED = 0, 1, 2, 3, 4, 5
 IMPACT, RESTING, HOP, ELASTIC_TC = 0, 1, 2, 3
 JOINED, IMPACTED, GATHERED = 0, 1, 2  # columns of Contacts.flags
 
@@ -118,7 +117,7 @@ def _join(body, ct, sums, b, t, n_cl):
     """Move body b to t and add it to the cluster (its velocity saved), once. Returns n_cl."""
     if ct.flags[b, JOINED]:
         return n_cl
-    _advance(body, b, t, sums)
+    advance(body, b, t, sums)
     ct.cluster[n_cl] = b
     for d in range(3):
         ct.saved_v[n_cl, d] = body[b, V + d]
@@ -136,8 +135,8 @@ def _gather(body, link, head, chain, geo, walls, p, ct, sums, b, t, n_cl, nc):
     cint, cflt, flags, near, near_x = ct.cint, ct.cflt, ct.flags, ct.near, ct.near_x
     row, start = ct.used
     end = start
-    n_cells = _cells_around(link, geo, b, -1, 0, ct.cells)
-    _prefetch_first(body, head, chain, ct.cells, n_cells)
+    n_cells = cells_around(link, geo, b, -1, 0, ct.cells)
+    prefetch_first(body, head, chain, ct.cells, n_cells)
     for m in range(n_cells):
         j = head[ct.cells[m]]
         while j >= 0:
@@ -148,8 +147,8 @@ def _gather(body, link, head, chain, geo, walls, p, ct, sums, b, t, n_cl, nc):
                 end += 1
             j = chain[j, NEXT]
     for k in range(start, end):  # the rows read below, and the count of the one that becomes a partner
-        _prefetch(body, near[k])
-        _prefetch(link, near[k])
+        prefetch(body, near[k])
+        prefetch(link, near[k])
     ct.lists[row, 0], ct.lists[row, 1], ct.lists[row, 2] = b, start, end
     ct.used[0], ct.used[1] = row + 1, end
     xb0, xb1, xb2 = body[b, X], body[b, X + 1], body[b, X + 2]
@@ -157,10 +156,10 @@ def _gather(body, link, head, chain, geo, walls, p, ct, sums, b, t, n_cl, nc):
     l0, l1, l2 = geo.length
     for k in range(start, end):
         j = near[k]
-        xj0, xj1, xj2 = _flight(body, j, t - body[j, TB], p)[:3]
-        x0 = near_x[k, 0] = _nearest(xj0 - xb0, p0, l0)
-        x1 = near_x[k, 1] = _nearest(xj1 - xb1, p1, l1)
-        x2 = near_x[k, 2] = _nearest(xj2 - xb2, p2, l2)
+        xj0, xj1, xj2 = flight(body, j, t - body[j, TB], p)[:3]
+        x0 = near_x[k, 0] = nearest_image(xj0 - xb0, p0, l0)
+        x1 = near_x[k, 1] = nearest_image(xj1 - xb1, p1, l1)
+        x2 = near_x[k, 2] = nearest_image(xj2 - xb2, p2, l2)
         xx = x0 * x0 + x1 * x1 + x2 * x2
         reach = (body[b, RADIUS] + body[j, RADIUS]) * (1.0 + p.tol)
         if (0.0 < xx <= reach * reach and not flags[j, GATHERED]
@@ -169,10 +168,10 @@ def _gather(body, link, head, chain, geo, walls, p, ct, sums, b, t, n_cl, nc):
             nc = _add_contact(cint, cflt, nc, b, j, x0 / dist, x1 / dist, x2 / dist)
             if nc < 0:
                 return n_cl, nc
-            _advance(body, j, t, sums)
+            advance(body, j, t, sums)
     if body[b, INV_MASS] != 0.0:
         for k in range(walls.shape[0]):
-            if _wall_state(body, walls, p, b, k, t)[0]:
+            if wall_state(body, walls, p, b, k, t)[0]:
                 n = walls[k, WALL_NORMAL : WALL_NORMAL + 3]
                 nc = _add_contact(cint, cflt, nc, b, -1 - k, -n[0], -n[1], -n[2])
                 if nc < 0:
@@ -186,10 +185,10 @@ def _now(body, geo, walls, p, cint, c, t):
     i = cint[c, CI]
     j = cint[c, CJ]
     if j >= 0:
-        x0, x1, x2, v0, v1, v2, a0, a1, a2 = _relative(body, geo, p, i, j, t)
-        return _pair_state(x0, x1, x2, v0, v1, v2, a0, a1, a2, body[i, RADIUS] + body[j, RADIUS], p)[1]
+        x0, x1, x2, v0, v1, v2, a0, a1, a2 = relative_state(body, geo, p, i, j, t)
+        return pair_state(x0, x1, x2, v0, v1, v2, a0, a1, a2, body[i, RADIUS] + body[j, RADIUS], p)[1]
     # walls: approaching only; a body pressed onto a wall is given a resting acceleration instead
-    return -_wall_state(body, walls, p, i, -1 - j, t)[3] > p.speed_tol
+    return -wall_state(body, walls, p, i, -1 - j, t)[3] > p.speed_tol
 
 
 @njit(cache=True, inline="always")
@@ -199,26 +198,26 @@ def _impact_law(body, walls, keys, values, p, cint, cflt, c, t, capped):
     i = cint[c, CI]
     j = cint[c, CJ]
     u = cflt[c, APPROACH]
-    e = _pair_restitution(i, j, body[:, RESTITUTION], walls[:, WALL_E], p.rule, keys, values)
-    cflt[c, E] = e
+    e = pair_restitution(i, j, body[:, E], walls[:, WALL_E], p.rule, keys, values)
+    cflt[c, RESTITUTION] = e
     if capped:
-        cflt[c, E] = 0.0
+        cflt[c, RESTITUTION] = 0.0
         return 0.0, IMPACT if (u > p.resting_speed or e == 1.0) else RESTING
     if j >= 0:
         kind = IMPACT
         if p.tc > 0.0 and (t - p.tc < body[i, LAST_IMPACT] < t or t - p.tc < body[j, LAST_IMPACT] < t):
-            e = cflt[c, E] = 1.0
+            e = cflt[c, RESTITUTION] = 1.0
             kind = ELASTIC_TC
         pressing = 0.0
         for d in range(3):
             pressing += (body[i, A + d] - body[j, A + d]) * cflt[c, NORMAL + d]
         if pressing > p.accel_tol:
-            hop = max(p.resting_speed, _opening_speed(pressing, body[i, RADIUS] + body[j, RADIUS], p.tol))
+            hop = max(p.resting_speed, opening_speed(pressing, body[i, RADIUS] + body[j, RADIUS], p.tol))
             return (hop, HOP) if e * u < hop else (e * u, kind)
         if kind == ELASTIC_TC:
             return u, kind
     if e < 1.0 and u <= p.resting_speed:
-        cflt[c, E] = 0.0
+        cflt[c, RESTITUTION] = 0.0
         return 0.0, RESTING
     return e * u, IMPACT
 
@@ -251,7 +250,7 @@ def _book(body, cint, cflt, ct, log_i, log_f, tally, c, t):
                 log_f[k, LOG_NORMAL + d] = -cflt[c, NORMAL + d] if flip else cflt[c, NORMAL + d]
             log_f[k, LOG_IMPULSE] = impulse
             log_f[k, LOG_APPROACH] = cflt[c, APPROACH]
-            log_f[k, LOG_E] = cflt[c, E]
+            log_f[k, LOG_E] = cflt[c, RESTITUTION]
             tally[N_LOG] = k + 1
     elif j >= 0:
         ct.staged[RESTED if kind == RESTING else HOPPED] += 1.0
@@ -270,7 +269,7 @@ def _rounds(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log
         for c in range(nc):
             if _now(body, geo, walls, p, cint, c, t):
                 selected[ns] = c
-                cflt[c, APPROACH] = _approach_speed(c, cint[:, CI], cint[:, CJ], cflt[:, NORMAL : NORMAL + 3], velocity)
+                cflt[c, APPROACH] = approach_speed(c, cint[:, CI], cint[:, CJ], cflt[:, NORMAL : NORMAL + 3], velocity)
                 ns += 1
         if ns == 0:
             return OK, n_cl, nc
@@ -287,10 +286,10 @@ def _rounds(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log
                 if b >= 0 and body[b, INV_MASS] != 0.0:
                     n_cl = _join(body, ct, sums, b, t, n_cl)
         if ns == 1:  # most instants of a gas: one pair (the call and the second sweep would cost more)
-            _solve_one(selected[0], cint[:, CI], cint[:, CJ], cflt[:, NORMAL : NORMAL + 3], cflt[:, TARGET], velocity,
+            solve_one(selected[0], cint[:, CI], cint[:, CJ], cflt[:, NORMAL : NORMAL + 3], cflt[:, TARGET], velocity,
                        body[:, INV_MASS], cflt[:, IMPULSE])  # fmt: skip
         else:
-            _solve_contacts(selected[:ns], cint[:, CI], cint[:, CJ], cflt[:, NORMAL : NORMAL + 3], cflt[:, TARGET],
+            solve_contacts(selected[:ns], cint[:, CI], cint[:, CJ], cflt[:, NORMAL : NORMAL + 3], cflt[:, TARGET],
                             velocity, body[:, INV_MASS], cflt[:, IMPULSE], p.lcp_iterations, p.lcp_tol_v)  # fmt: skip
         for s in range(ns):
             c = selected[s]
@@ -306,7 +305,7 @@ def _rounds(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log
 
 
 @njit(cache=True, _nrt=False)
-def _rest_on_walls(body, walls, p, wall_idx, wall_flt, b, t):
+def rest_on_walls(body, walls, p, wall_idx, wall_flt, b, t):
     """Give body b (at time t) its acceleration: gravity, less the reaction of every wall it touches
     without moving off it (an acceleration-level contact problem; mass drops out against walls). Its
     normal velocity into a wall that carries it is zeroed, so that it slides exactly along the wall."""
@@ -315,11 +314,11 @@ def _rest_on_walls(body, walls, p, wall_idx, wall_flt, b, t):
     k_walls = walls.shape[0]
     m = 0
     for k in range(k_walls):
-        touching, _, _, ns, _ = _wall_state(body, walls, p, b, k, t)
+        touching, _, _, ns, _ = wall_state(body, walls, p, b, k, t)
         pressing = 0.0
         for d in range(3):
             pressing -= p.gravity[d] * walls[k, WALL_NORMAL + d]
-        rests = ns <= p.speed_tol or (pressing > p.accel_tol and ns < _opening_speed(pressing, body[b, RADIUS], p.tol))
+        rests = ns <= p.speed_tol or (pressing > p.accel_tol and ns < opening_speed(pressing, body[b, RADIUS], p.tol))
         if touching and rests:
             wall_idx[m, 1] = -1 - k
             wall_idx[m, 2] = m
@@ -330,7 +329,7 @@ def _rest_on_walls(body, walls, p, wall_idx, wall_flt, b, t):
     for d in range(3):
         rate[0, d] = p.gravity[d]
     if m:
-        _solve_contacts(wall_idx[:m, 2], wall_idx[:, 0], wall_idx[:, 1], wall_flt[:, 0:3], wall_flt[:, 3], rate,
+        solve_contacts(wall_idx[:m, 2], wall_idx[:, 0], wall_idx[:, 1], wall_flt[:, 0:3], wall_flt[:, 3], rate,
                         wall_flt[k_walls, 3:4], wall_flt[:, 4], p.lcp_iterations, p.lcp_tol_a)  # fmt: skip
         for c in range(m):
             if wall_flt[c, 4] > 0.0:
@@ -348,14 +347,14 @@ def _repredict(body, link, head, chain, geo, walls, p, ct, key, tree, b, start, 
     """New pair event and cell crossing of body b (which is at time t), from the bodies ``ct.near[start:
     end]`` listed around it (start = -1: from its cells)."""
     if start < 0:
-        _predict(body, link, head, chain, geo, walls, p, ct.cells, ct.rel, b, t)
+        predict_body(body, link, head, chain, geo, walls, p, ct.cells, ct.rel, b, t)
     else:
-        best, partner = _scan_near(body, p, ct.rel, ct.near, ct.near_x, start, end, b, t)
-        _set_prediction(body, link, walls, p, b, t, best, partner)
-    delay, face = _next_crossing(body, link, geo, b)
+        best, partner = scan_near(body, p, ct.rel, ct.near, ct.near_x, start, end, b, t)
+        set_prediction(body, link, walls, p, b, t, best, partner)
+    delay, face = next_crossing(body, link, geo, b)
     body[b, CX_TIME] = t + delay
     link[b, FACE] = face
-    _update(key, tree, b, min(body[b, EV_TIME], body[b, CX_TIME]))
+    update_key(key, tree, b, min(body[b, EV_TIME], body[b, CX_TIME]))
 
 
 @njit(cache=True, inline="always")
@@ -365,9 +364,9 @@ def _speed2(body, b):
 
 
 @njit(cache=True, inline="always")
-def _instant(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, tally, sums, i, t):
+def solve_instant(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, tally, sums, i, t):
     """Solve body i's pair event at time t: gather the touching contacts and solve them in rounds. Returns
-    (status, bodies in the cluster). OK: `_commit` completes the instant. CONTACTS_FULL / LOG_FULL:
+    (status, bodies in the cluster). OK: `commit_instant` completes the instant. CONTACTS_FULL / LOG_FULL:
     everything undone (the caller grows the arrays and calls again). CRUSHED / RUNAWAY: undone too (the
     caller stops)."""
     j = link[i, PARTNER]
@@ -394,8 +393,8 @@ def _instant(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, lo
 
 
 @njit(cache=True, inline="always")
-def _commit(body, link, head, chain, geo, walls, p, ct, key, tree, tally, sums, n_cl, t):
-    """Complete an instant that `_instant` solved at time t, with ``n_cl`` bodies in its cluster: book its
+def commit_instant(body, link, head, chain, geo, walls, p, ct, key, tree, tally, sums, n_cl, t):
+    """Complete an instant that `solve_instant` solved at time t, with ``n_cl`` bodies in its cluster: book its
     counts, rest its bodies on walls, predict each of them again.
 
     Two stages rather than one for Numba's sake: inlining a function costs about the product of its
@@ -407,7 +406,7 @@ def _commit(body, link, head, chain, geo, walls, p, ct, key, tree, tally, sums, 
     for q in range(n_cl):
         b = ct.cluster[q]
         if p.has_gravity:
-            _rest_on_walls(body, walls, p, ct.wall_idx, ct.wall_flt, b, t)
+            rest_on_walls(body, walls, p, ct.wall_idx, ct.wall_flt, b, t)
         link[b, COUNT] += 1
         if ct.flags[b, IMPACTED]:
             body[b, LAST_IMPACT] = t
@@ -422,17 +421,17 @@ def _commit(body, link, head, chain, geo, walls, p, ct, key, tree, tally, sums, 
 
 
 @njit(cache=True, inline="always")
-def _cross(body, link, head, chain, geo, p, cells, rel, key, tree, sums, b, t):
+def cross_face(body, link, head, chain, geo, p, cells, rel, key, tree, sums, b, t):
     """Body b crosses a cell face at time t: move it to the next cell and predict it against the slab of
     cells that came into reach."""
-    _advance(body, b, t, sums)
-    _move(body, link, head, chain, geo, b)
+    advance(body, b, t, sums)
+    move_to_cell(body, link, head, chain, geo, b)
     face = link[b, FACE]
-    best, partner = _scan(body, link, head, chain, geo, p, cells, rel, b, t, face >> 1, 1 if face & 1 else -1,
+    best, partner = scan_cells(body, link, head, chain, geo, p, cells, rel, b, t, face >> 1, 1 if face & 1 else -1,
                           body[b, EV_TIME])  # fmt: skip
     if partner >= 0:
-        _set_event(body, link, b, best, partner)
-    delay, face = _next_crossing(body, link, geo, b)
+        set_event(body, link, b, best, partner)
+    delay, face = next_crossing(body, link, geo, b)
     body[b, CX_TIME] = t + delay
     link[b, FACE] = face
-    _update(key, tree, b, min(body[b, EV_TIME], body[b, CX_TIME]))
+    update_key(key, tree, b, min(body[b, EV_TIME], body[b, CX_TIME]))

@@ -25,12 +25,13 @@ from typing import NamedTuple
 import numpy as np
 
 from ..config import Config
+from ..contact.layout import SHARED_COLUMNS
 
 # ``body`` columns (float64). X and V start three columns each: position (m) and velocity (m/s) at time
 # TB (s). The first eight columns, all that a scan for contacts reads in a gas, fill one 64-byte cache line.
 X, V, TB, RADIUS = 0, 3, 6, 7
 A = 8  # three columns, m/s^2: gravity, 0 for fixed bodies, its projection for bodies resting on walls
-INV_MASS, RESTITUTION = 11, 12
+INV_MASS, E = 11, 12  # E: coefficient of restitution
 LAST_IMPACT = 13  # s: time of the latest counted impact (TC model)
 EV_TIME = 14  # s: absolute time of the pending pair event (inf: none)
 CX_TIME = 15  # s: absolute time of the next cell crossing (inf: none)
@@ -55,8 +56,8 @@ WALL_COLUMNS = 7
 # Contacts of one instant: ``cint`` columns (body i, body j or -1 - wall, how booked) and ``cflt`` columns
 # (unit normal from i towards j, approach speed m/s, separation asked m/s, impulse N s, restitution).
 CI, CJ, KIND = 0, 1, 2
-NORMAL, APPROACH, TARGET, IMPULSE, E = 0, 3, 4, 5, 6
-CONTACT_COLUMNS = (3, 7)
+NORMAL = SHARED_COLUMNS  # three columns, after the shared ones (`carom.contact.layout`)
+CONTACT_COLUMNS = (3, SHARED_COLUMNS + 3)
 
 # Impact log: ``log_i`` columns (i, j); ``log_f`` columns (time, normal x3, impulse, approach speed, e).
 LOG_TIME, LOG_NORMAL, LOG_IMPULSE, LOG_APPROACH, LOG_E = 0, 1, 4, 5, 6
@@ -95,7 +96,7 @@ class Params(NamedTuple):
     lcp_iterations: int
     lcp_tol_v: float  # m/s
     lcp_tol_a: float  # m/s^2
-    rule: int  # restitution rule code (carom.solver.RULE_CODES)
+    rule: int  # restitution rule code (carom.materials.RULE_CODES)
     gravity: tuple[float, float, float]  # m/s^2
     has_gravity: bool
 
@@ -162,7 +163,7 @@ def make_params(world, speed_scale: float) -> Params:
     """Kernel settings for ``world`` (an `EventWorld`); ``speed_scale`` (m/s) sets the round-off floor
     of speeds, ``Config.speed_tolerance * speed_scale``, and the runaway speed, ``Config.max_speed_ratio *
     speed_scale``."""
-    from ..solver import RULE_CODES
+    from ..materials import RULE_CODES
 
     cfg: Config = world.config
     g = np.zeros(3)

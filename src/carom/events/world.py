@@ -3,7 +3,7 @@
 There is no time step. Every body's next contact (with a body or a wall) and next cell crossing are
 predicted exactly; the earliest is processed, and only the bodies it changed are predicted again (see
 `carom.events` for the stages). Motion between events is exact (straight lines, or parabolas under uniform
-gravity), impacts follow the same law as `World` (`carom.solver`), and contacts touching at one instant
+gravity), impacts follow the same law as `World` (`carom.contact`), and contacts touching at one instant
 are solved together in rounds.
 """
 
@@ -17,20 +17,23 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from ..config import DEFAULT, Config
-from ..model import Model, _number, _vector
-from ..world import ContactError, ContactWarning, _crushed_error
+from ..errors import (
+    CONTACTS_FULL,
+    CRUSHED,
+    LOG_FULL,
+    RUNAWAY,
+    STALLED,
+    ContactError,
+    ContactWarning,
+    InelasticCollapseWarning,
+    crushed_error,
+)
+from ..model import Model, as_number, as_vector
 from . import state as st
-from .calendar import _rebuild, new_calendar
+from .calendar import new_calendar, rebuild_calendar
 from .cells import new_grid
-from .loop import _kinetic_pending, _run, _start, _synced
-from .resolve import CONTACTS_FULL, CRUSHED, LOG_FULL, RUNAWAY, STALLED
+from .loop import kinetic_pending, run_events, start_events, synced
 from .state import Contacts, Geometry
-
-
-class InelasticCollapseWarning(UserWarning):
-    """Issued when a run needed the remedy for inelastic collapse between bodies: impacts slower than
-    ``Config.resting_speed`` made resting, hops of bodies pressed together by gravity, or impacts made
-    elastic by the TC model."""
 
 
 @dataclass
@@ -64,7 +67,7 @@ class _Engine:
         aligned[:] = body
         key, tree = new_calendar(len(body))
         key[:-1] = np.minimum(body[:, st.EV_TIME], body[:, st.CX_TIME])
-        _rebuild(key, tree)
+        rebuild_calendar(key, tree)
         return cls(
             aligned, np.array(state["engine_link"], dtype=np.int64),
             Geometry(*(tuple(np.asarray(state[f"engine_{k}"]).tolist()) for k in Geometry._fields)),
@@ -100,7 +103,7 @@ class EventWorld(Model):
         super().__init__(dim, gravity, restitution_rule=restitution_rule, impact_mode=impact_mode, config=config)
         if impact_mode != "bounce":
             raise ValueError(f"EventWorld supports impact_mode='bounce' only, got {impact_mode!r}")
-        self.tc = _number("tc", tc)
+        self.tc = as_number("tc", tc)
         if self.tc < 0:
             raise ValueError(f"tc must be >= 0, got {tc!r}")
         self.event_count = 0
@@ -116,8 +119,8 @@ class EventWorld(Model):
         (minimum image). Positions are wrapped into the box."""
         if self._box is not None:
             raise ValueError("this world already has a periodic box")
-        lo = _vector("box lower", lower, self.dim)
-        hi = _vector("box upper", upper, self.dim)
+        lo = as_vector("box lower", lower, self.dim)
+        hi = as_vector("box upper", upper, self.dim)
         if not np.all(lo < hi):
             raise ValueError(f"box lower must be below upper on every axis, got lower={lower!r} upper={upper!r}")
         self._box = (lo, hi)
@@ -165,7 +168,7 @@ class EventWorld(Model):
     # ----------------------------------------------------------------- running
     def run(self, until: float) -> None:
         """Advance to exactly ``until`` (s), processing every event up to and including it."""
-        until = _number("until", until)
+        until = as_number("until", until)
         if until < self.time:
             raise ValueError(f"until must be >= the current time {self.time!r}, got {until!r}")
         self._process(until, np.iinfo(np.int64).max)
@@ -193,10 +196,10 @@ class EventWorld(Model):
         sums = np.zeros(3)
         tally[st.STILL], sums[st.PREVIOUS] = eng.still, eng.still_time
         t0 = self.time
-        sums[st.KINETIC] = -_kinetic_pending(eng.body, t0)
+        sums[st.KINETIC] = -kinetic_pending(eng.body, t0)
         last = -math.inf
         while True:
-            status, t = _run(
+            status, t = run_events(
                 eng.body, eng.link, eng.head, eng.chain, eng.geo, walls, keys, values, params, eng.contacts,
                 log_i, log_f, eng.key, eng.tree, tally, sums, t_end, max_events - int(tally[st.EVENTS]),
             )  # fmt: skip
@@ -215,7 +218,7 @@ class EventWorld(Model):
         if stopped >= 0:  # stop at the event that cannot be resolved: the world is left just before it
             t_end = last = float(eng.key[stopped])
         t1 = t_end if math.isfinite(t_end) else max(t0, last)
-        sums[st.KINETIC] += _kinetic_pending(eng.body, t1)
+        sums[st.KINETIC] += kinetic_pending(eng.body, t1)
         self._pressure_sums = (float(sums[st.KINETIC]), float(sums[st.VIRIAL]), t1 - t0)
         self.collision_count += int(tally[st.IMPACTS])
         self.event_count += int(tally[st.EVENTS])
@@ -239,7 +242,7 @@ class EventWorld(Model):
                 f"contact at a large absolute time. The world is left at that time."
             )
         if status == CRUSHED:
-            return _crushed_error(i, t, self.config.max_rounds, "just before that instant")
+            return crushed_error(i, t, self.config.max_rounds, "just before that instant")
         eng = self._engine
         j = int(eng.link[i, st.PARTNER])
         pair = [i, j] if j >= 0 else [i]  # j < 0: a wall
@@ -283,7 +286,7 @@ class EventWorld(Model):
         """Copy every body's state at the current time into the public arrays."""
         eng = self._engine
         n = self.bodies.n
-        _synced(eng.body, self.time, self.bodies.position[:n], self.bodies.velocity[:n])
+        synced(eng.body, self.time, self.bodies.position[:n], self.bodies.velocity[:n])
 
     # ----------------------------------------------------------------- the engine's arrays
     def _ensure_engine(self) -> _Engine:
@@ -305,7 +308,7 @@ class EventWorld(Model):
         body[:, st.TB] = self.time
         body[:, st.RADIUS] = b.radius[:n]
         body[:, st.INV_MASS] = b.inv_mass[:n]
-        body[:, st.RESTITUTION] = b.restitution[:n]
+        body[:, st.E] = b.restitution[:n]
         tol = self.config.contact_tolerance
         geo, head, chain = new_grid(body, link, dim, self._box, tol)
         if self._box is not None:
@@ -318,7 +321,7 @@ class EventWorld(Model):
         speed_scale = max(speed, math.sqrt(float(np.linalg.norm(self.gravity)) * extent), 1e-300)
         eng = _Engine(body, link, geo, head, chain, *new_calendar(n), speed_scale,
                       st.new_contacts(n, self.walls.n, self._contact_capacity))  # fmt: skip
-        _start(body, link, head, chain, geo, st.scene_arrays(self)[0], st.make_params(self, speed_scale),
+        start_events(body, link, head, chain, geo, st.scene_arrays(self)[0], st.make_params(self, speed_scale),
                eng.contacts, eng.key, eng.tree, self.time)  # fmt: skip
         return eng
 
@@ -333,7 +336,7 @@ class EventWorld(Model):
             if self._box is None:
                 raise ValueError("pressure() needs volume= when the world has no periodic box")
             volume = float(np.prod(self._box[1] - self._box[0]))
-        volume = _number("volume", volume)
+        volume = as_number("volume", volume)
         if not volume > 0:
             raise ValueError(f"volume must be > 0, got {volume!r}")
         kinetic, virial, span = self._pressure_sums

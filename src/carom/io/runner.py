@@ -19,7 +19,7 @@ import numpy as np
 from tqdm import tqdm
 
 from .. import __version__
-from ..scene import Scene, SceneError, build_world, parse_scene
+from ..scenefile import Scene, SceneError, build_world, parse_scene
 from .trajectory import TrajectoryWriter, read_checkpoint
 
 #: Wall-clock seconds between writes to the file (frames are buffered in between). A killed run loses

@@ -26,7 +26,7 @@ from matplotlib.colors import LogNorm, Normalize
 from matplotlib.figure import Figure
 
 from ..io.trajectory import Trajectory
-from ..scene import OutputTable
+from ..scenefile import OutputTable
 
 #: Smallest drawn radius, pixels.
 MIN_RADIUS_PX = 2.0

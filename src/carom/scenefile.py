@@ -28,7 +28,7 @@ from msgspec import inspect as mi
 
 from .config import IMPACT_MODES, INTEGRATORS, RESTITUTION_RULES, Config
 from .forces import Atmosphere, NBodyGravity, Thrust
-from .model import _vector
+from .model import as_vector
 from .world import World
 
 #: Without ``run.output_interval``, a run of the scene file's own ``until`` writes this many frames.
@@ -111,7 +111,7 @@ class _Moving(_Group):
             d = rng.normal(size=(k, dim))
             v = self.speed * d / np.linalg.norm(d, axis=1, keepdims=True)
         if self.velocity is not UNSET:
-            v += _vector("velocity", self.velocity, dim)
+            v += as_vector("velocity", self.velocity, dim)
         return v
 
 
@@ -126,7 +126,7 @@ class Lattice(_Moving, tag_field="kind", tag="lattice", kw_only=True):
 
     def bodies(self, world, rng, scene) -> dict:
         dim = world.dim
-        origin = _vector("origin", self.origin, dim)
+        origin = as_vector("origin", self.origin, dim)
         if len(self.counts) != dim:
             raise ValueError(f"counts must have {dim} entries (dim={dim}), got {self.counts!r}")
         grid = np.stack(np.meshgrid(*(np.arange(c) for c in self.counts), indexing="ij"), axis=-1)
@@ -154,7 +154,7 @@ class Gas(_Moving, tag_field="kind", tag="gas", kw_only=True):
 
     def bodies(self, world, rng, scene) -> dict:
         dim = world.dim
-        lo, hi = _vector("lower", self.lower, dim), _vector("upper", self.upper, dim)
+        lo, hi = as_vector("lower", self.lower, dim), as_vector("upper", self.upper, dim)
         radii, masses = (
             _draw("radius", self.radius, self.count, rng),
             _draw("mass", self.mass, self.count, rng),
@@ -200,8 +200,8 @@ class Rack(_Group, tag_field="kind", tag="rack", kw_only=True):
 
     def bodies(self, world, rng, scene) -> dict:
         dim = world.dim
-        apex = _vector("apex", self.apex, dim)
-        d = _vector("direction", self.direction, dim) if self.direction is not UNSET else np.eye(dim)[0]
+        apex = as_vector("apex", self.apex, dim)
+        d = as_vector("direction", self.direction, dim) if self.direction is not UNSET else np.eye(dim)[0]
         across = np.array([-d[1], d[0]]) if dim == 2 else np.cross([0.0, 0.0, 1.0], d)
         if not np.linalg.norm(d) > 0 or not np.linalg.norm(across) > 0:
             raise ValueError(f"direction must be non-zero (and not vertical in 3D), got {self.direction!r}")
@@ -235,7 +235,7 @@ class Ring(_Group, tag_field="kind", tag="ring", kw_only=True):
         if dim == 2:
             u, w = np.eye(2)
         else:
-            axis = _vector("axis", self.axis, 3) if self.axis is not UNSET else np.array([0.0, 0.0, 1.0])
+            axis = as_vector("axis", self.axis, 3) if self.axis is not UNSET else np.array([0.0, 0.0, 1.0])
             if not np.linalg.norm(axis) > 0:
                 raise ValueError(f"axis must be non-zero, got {self.axis!r}")
             axis /= np.linalg.norm(axis)

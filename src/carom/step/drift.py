@@ -1,0 +1,505 @@
+"""The drift of a step: every body on its parabola, every impact resolved at the instant it happens.
+
+Within a step each body moves with a constant acceleration ``a = a_smooth + a_contact``: ``a_smooth``
+from the forces evaluated before anything moved (exact for uniform gravity; the drift of kick-drift-kick
+leapfrog otherwise), ``a_contact`` from resting-contact normal forces. The drift is an event-driven
+simulation over the step: each body keeps its state at its own last event time (advanced lazily, exactly),
+the earliest predicted contact of every body sits in an indexed binary heap, and the globally earliest
+one is processed next. At an event the touching contacts of the bodies involved are gathered and solved
+in rounds (`carom.contact`), the bodies whose velocity changed gather their own contacts in turn, and only
+the bodies whose motion changed are re-predicted. A body that strays farther than the broad phase's
+sweep margin ends the drift early (status REBUILD) so that the caller can rebuild the candidate lists
+and continue.
+
+Resting contact (a Moreau-type step inside the event-driven one). At the start of a drift, the contacts
+that touch or are within ``Config.resting_gap`` and would meet no faster than the *resting speed* form
+the step's **resting set**. The resting speed is ``Config.resting_speed``, raised to ``dt |a_smooth|``
+for bodies that rest on something (they carried a contact force at the end of the last step): constant
+contact forces are only right to that speed within a step. Over the resting set, in order:
+
+1. one perfectly inelastic velocity solve: no contact may approach faster than its gap closes in the step;
+2. one force solve (a complementarity problem on accelerations, warm-started from the last step's forces):
+   each contact's gap stays >= 0 at the end of the step to second order, see `contact_forces`;
+3. no events among resting contacts for the rest of the step: a pile is held by forces, not by a
+   million micro-impacts. Events still happen between everything else.
+
+An event whose impact reaches a resting contact faster than the resting speed solves it in its rounds
+(an impact propagates into a pile); slower ones are left to the forces. After each event the forces of
+the contacts gathered are taken off both bodies and solved again, both bodies free. What a step leaves
+deeper than ``resting_gap`` is removed by the position projection (`carom.contact.projection.project`), which never
+touches velocities. Approaches slower than the resting speed with e < 1 are made perfectly inelastic and
+not counted as impacts: the Zeno sequence of an inelastic bouncing ball ends in resting contact after
+finitely many impacts. A free body keeps the plain threshold, so its impacts stay exact.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..contact.law import apply_impulse, approach_speed
+from ..contact.layout import APPROACH, IMPULSE, RESTITUTION, TARGET
+from ..contact.solver import solve_contacts
+from ..errors import CRUSHED, OK, REBUILD, STALLED
+from ..intrinsics import prefetch
+from ..kinematics import advance, advance_all
+from ..materials import pair_restitution
+from ..narrowphase.spheres import pair_gap
+from ..shapes import ball_inertia_factor
+from .gather import (
+    CONTACT_COLUMNS,
+    FORCE,
+    GAP,
+    RESTING,
+    UPDATE,
+    expand,
+    gather_near,
+    record_resting,
+)
+from .heap import heap_build, heap_update
+from .predict import NO_PARTNER, predict_all, predict_body
+from .resting import (
+    contact_forces,
+    inelastic_selection,
+    joins_resting_set,
+    mark_rested,
+    pair_resting_speed,
+    rest_limit,
+)
+
+INF = math.inf
+
+
+@njit(cache=True, inline="always")
+def _log_impact(log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, n_log, t, i, j, normal, impulse,
+                speed, e):  # fmt: skip
+    """Log impact number n_log if the log has room for it; returns n_log + 1 (the caller grows a full log
+    and runs the drift again)."""
+    if n_log < len(log_time):
+        log_time[n_log] = t
+        log_i[n_log] = i
+        log_j[n_log] = j
+        for d in range(log_normal.shape[1]):
+            log_normal[n_log, d] = normal[d]
+        log_impulse[n_log] = impulse
+        log_speed[n_log] = speed
+        log_e[n_log] = e
+    return n_log + 1
+
+
+# ---------------------------------------------------------------- the drift
+@njit(cache=True)
+def contact_capacity(n, n_wall, n_entry):
+    """The most contacts the drift holds at once: each body's candidates and walls, once (a gather takes each
+    pair once; an event expands each body at most once)."""
+    return n_entry + n * n_wall
+
+
+def scratch_specs(n, dim, n_wall, n_entry):
+    """(length, dtype, zeroed) of the work arrays of `drift`, for n bodies in dim dimensions, n_wall walls
+    and n_entry candidate-list entries: float, int and bool, then the float and bool arrays of the resting
+    set, which must be all zero when first made (each drift leaves them so)."""
+    cap = contact_capacity(n, n_wall, n_entry)
+    held = n_entry + n * n_wall
+    return (
+        (3 * n + n_entry + dim + (dim + CONTACT_COLUMNS) * cap, np.float64, False),
+        (6 * n + n_entry + 4 * cap, np.int64, False),
+        (2 * n, np.bool_, False),
+        (held, np.float64, True),
+        (held, np.bool_, True),
+    )
+
+
+def carried_forces(scratch, n, nk):
+    """Copies of the nk pair-force keys and values (N) that `drift` left in its ``scratch`` arrays."""
+    return scratch[1][6 * n : 6 * n + nk].copy(), scratch[0][3 * n : 3 * n + nk].copy()
+
+
+@njit(cache=True, _nrt=False)  # no reference counting in the event loop (calls on every array): it allocates nothing
+def drift(
+    x, v, a_smooth, a, force_keys, force_values, wall_force,
+    inv_mass, mass, radius, restitution, inv_inertia, active,
+    start, nbrs, large, x_ref, margin,
+    wall_p, wall_n, wall_e, rule, keys, values,
+    t0, T, tol, resting_gap, speed_tol, resting_speed, lcp_iterations, lcp_tol_v, rest_tol_v, rest_tol_a, max_rounds,
+    max_body_events, merge,
+    log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, log_enabled,
+    f_scratch, i_scratch, b_scratch, held_f, held_b, walls_held,
+):  # fmt: skip
+    """Advance every active body from t0 to T (times relative to the step start).
+
+    ``*_scratch`` and ``held_*`` are work arrays of `scratch_specs` (float, int, bool, then float and bool
+    that are all zero between drifts), kept by the caller between steps: fresh arrays of this size each
+    step would cost more in page faults than the work in them. On return they also hold the pair forces
+    carried at the end, the next step's warm start (`carried_forces`). ``walls_held``: whether any
+    ``wall_force`` is nonzero.
+
+    Returns (time reached, status, impacts, impacts to log (more than the log holds: grow it and run the
+    drift again on the state it started from), rounds capped, events processed, pair forces carried, the
+    deepest overlap at t0 as a fraction of the smaller radius (0 if none), whether any contact was held by
+    forces, whether any ``wall_force`` is nonzero now, the body that took part in more than
+    ``max_body_events`` events (status STALLED) or whose contacts still approached after ``2 max_rounds``
+    rounds at one instant, the last half perfectly inelastic (status CRUSHED: no velocities satisfy them
+    all); -1 otherwise).
+    """
+    n, dim = x.shape
+    n_wall = wall_p.shape[0]
+    wall_size = 0.0  # the largest wall-point coordinate (`wall_slack_bound`)
+    for k in range(n_wall):
+        for d in range(dim):
+            wall_size = max(wall_size, abs(wall_p[k, d]))
+    n_entry = len(nbrs)
+    tb = f_scratch[:n]
+    ev_time = f_scratch[n : 2 * n]  # (filled by predict_all)
+    heap_t = f_scratch[2 * n : 3 * n]
+    # the resting set and its forces (N), by candidate entry and by body and wall: zero between drifts
+    f_pair = held_f[:n_entry]
+    f_wall = held_f[n_entry : n_entry + n * n_wall].reshape((n, n_wall))
+    rest_pair = held_b[:n_entry]
+    rest_wall = held_b[n_entry : n_entry + n * n_wall].reshape((n, n_wall))
+    cnt = i_scratch[:n]
+    ev_partner = i_scratch[n : 2 * n]
+    ev_count = i_scratch[2 * n : 3 * n]
+    cluster = i_scratch[3 * n : 4 * n]
+    heap_b = i_scratch[4 * n : 5 * n]
+    where = i_scratch[5 * n : 6 * n]
+    expanded = b_scratch[:n]
+    rested = b_scratch[n : 2 * n]
+    cap = contact_capacity(n, n_wall, n_entry)
+    f_at = 3 * n
+    out_values = f_scratch[f_at : f_at + n_entry]
+    nrm = f_scratch[f_at + n_entry : f_at + n_entry + dim]
+    f_at += n_entry + dim
+    cn = f_scratch[f_at : f_at + dim * cap].reshape((cap, dim))
+    cw = f_scratch[f_at + dim * cap : f_at + (dim + CONTACT_COLUMNS) * cap].reshape((cap, CONTACT_COLUMNS))
+    out_keys = i_scratch[6 * n : 6 * n + n_entry]
+    ci = i_scratch[6 * n + n_entry : 6 * n + n_entry + cap]
+    cj = i_scratch[6 * n + n_entry + cap : 6 * n + n_entry + 2 * cap]
+    ck = i_scratch[6 * n + n_entry + 2 * cap : 6 * n + n_entry + 3 * cap]
+    sel = i_scratch[6 * n + n_entry + 3 * cap : 6 * n + n_entry + 4 * cap]
+    tb[:] = t0
+    cnt[:] = 0
+    ev_count[:] = 0
+    expanded[:] = False
+    mark_rested(n, force_keys, force_values, wall_force, walls_held, rested)
+    impacts = 0
+    n_log = 0
+    capped = False
+
+    # ---- the resting set: slow contacts, touching or within resting_gap; one inelastic velocity solve and
+    # one force solve over all of them, and no events among them in this step
+    for b in range(n):
+        for d in range(dim):
+            a[b, d] = a_smooth[b, d]
+    h = T - t0
+    # Where the last step held no contact (a gas), the near contacts are gathered in the pass that predicts,
+    # and the predictions stand unless some contact joins the resting set now. (The resting set is empty
+    # here, so both passes see the same contacts; which one runs changes no result.)
+    fused = not merge and len(force_keys) == 0 and not walls_held
+    if fused:
+        nc, deepest = predict_all(t0, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n,
+                                   wall_size, rest_wall, tol, speed_tol, ev_time, ev_partner, True, resting_gap, ci,
+                                   cj, ck, cn, cw, nrm)  # fmt: skip
+    else:
+        nc, deepest = gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_size, tol,
+                                   resting_gap, merge, ci, cj, ck, cn, cw, nrm)  # fmt: skip
+    held = False  # whether any contact was in the resting set (held by forces)
+    if nc and h > 0.0:  # (a drift that resumes exactly at the end of the step moves nothing)
+        ns = 0
+        slow = False
+        for c in range(nc):
+            limit = rest_limit(c, ci, cj, a, a_smooth, rested, T, resting_speed, speed_tol, restitution, wall_e, rule,
+                               keys, values)  # fmt: skip
+            if joins_resting_set(c, ci, cj, cn, cw, v, a_smooth, limit):
+                u = approach_speed(c, ci, cj, cn, v)
+                cw[c, RESTING] = 1.0
+                sel[ns] = c
+                ns += 1
+                cw[c, TARGET] = -cw[c, GAP] / h
+                slow = slow or u > cw[c, GAP] / h + speed_tol
+        if slow:  # perfectly inelastic: approach no faster than the gap can take
+            solve_contacts(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], lcp_iterations,
+                            rest_tol_v)  # fmt: skip
+        # warm start: each contact's force at the end of the last step (keys i * n + j, i < j)
+        for s in range(ns):
+            c = sel[s]
+            i, j = ci[c], cj[c]
+            f = 0.0
+            if j < 0:
+                f = wall_force[i, -1 - j]
+            elif len(force_keys):
+                key = i * n + j
+                k = np.searchsorted(force_keys, key)
+                if k < len(force_keys) and force_keys[k] == key:
+                    f = force_values[k]
+            cw[c, IMPULSE] = f
+            if f != 0.0:
+                apply_impulse(c, f, ci, cj, cn, a, inv_mass)
+        contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, h, lcp_iterations, rest_tol_a, True)
+        held = ns > 0
+        for s in range(ns):
+            c = sel[s]
+            record_resting(c, cw[c, IMPULSE], ci, cj, ck, cw, start, nbrs, rest_pair, f_pair, rest_wall, f_wall)
+
+    # ---- predictions and the heap
+    if held or not fused:
+        predict_all(t0, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, wall_size,
+                     rest_wall, tol, speed_tol, ev_time, ev_partner, False, resting_gap, ci, cj, ck, cn, cw,
+                     nrm)  # fmt: skip
+    size = heap_build(ev_time, heap_t, heap_b, where)  # (every trajectory count is 0 until the first event)
+
+    t_now = t0
+    status = OK
+    events = 0
+    stalled = -1  # a body past max_body_events (status STALLED), or crushed (status CRUSHED)
+    crushed = -1
+    while size > 0:
+        i = heap_b[0]
+        t_ev = ev_time[i]
+        if t_ev > T:
+            break
+        p = ev_partner[i]
+        if p >= 0 and (ev_count[i] != cnt[p] or not active[p]):
+            ev_time[i], ev_partner[i] = predict_body(
+                i, t_now, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n,
+                wall_size, rest_wall, tol, speed_tol,
+            )  # fmt: skip
+            if ev_partner[i] >= 0 and ev_partner[i] != NO_PARTNER:
+                ev_count[i] = cnt[ev_partner[i]]
+            size = heap_update(heap_t, heap_b, where, size, i, ev_time[i])
+            continue
+        t_now = t_ev
+        events += 1
+        # rows read late in this event (the stray check) and by the likely next ones (the heap's runners-up)
+        prefetch(x_ref, i)
+        prefetch(x_ref, max(p, 0))
+        for q in range(1, min(size, 3)):
+            prefetch(x, heap_b[q])
+            prefetch(v, heap_b[q])
+            prefetch(tb, heap_b[q])
+            prefetch(start, heap_b[q])
+            prefetch(ev_partner, heap_b[q])
+
+        # ---- merge mode: two bodies that meet become one (then the caller rebuilds)
+        if merge and p >= 0:
+            advance(i, t_now, x, v, a, tb)
+            advance(p, t_now, x, v, a, tb)
+            if pair_gap(i, p, x, radius, tol, nrm) == 0.0:
+                u = 0.0
+                for d in range(dim):
+                    u += (v[i, d] - v[p, d]) * nrm[d]
+                mu = 0.0
+                if inv_mass[i] + inv_mass[p] > 0.0:
+                    mu = 1.0 / (inv_mass[i] + inv_mass[p])
+                if log_enabled:
+                    n_log = _log_impact(
+                        log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, n_log,
+                        t_now, i, p, nrm, mu * max(u, 0.0), u, 0.0,
+                    )  # fmt: skip
+                impacts += 1
+                _merge(min(i, p), max(i, p), x, v, a_smooth, inv_mass, mass, radius, inv_inertia, active, dim)
+                status = REBUILD
+                break
+
+        # ---- gather the contacts of the bodies involved, solve the touching ones in rounds
+        nc = 0
+        n_cluster = 0
+        for b in (i, p if (p >= 0 and inv_mass[p] != 0.0) else -1):
+            if b < 0:
+                continue
+            advance(b, t_now, x, v, a, tb)
+            nc = expand(
+                b, t_now, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p, wall_n,
+                wall_size, rest_wall, f_wall, held, tol, merge, expanded, ci, cj, ck, cn, cw, nc, nrm,
+            )  # fmt: skip
+            cluster[n_cluster] = b
+            n_cluster += 1
+        rounds = 0
+        while True:
+            # A round: the touching contacts that approach, except resting ones approaching slower than the
+            # resting speed (their forces take care of them: an impulse must not run through a whole pile).
+            ns = 0
+            for c in range(nc):
+                u = approach_speed(c, ci, cj, cn, v)
+                if u > speed_tol and cw[c, GAP] == 0.0 and (
+                    cw[c, RESTING] == 0.0 or u > pair_resting_speed(ci[c], cj[c], a, a_smooth, rested, T, resting_speed)
+                ):
+                    sel[ns] = c
+                    ns += 1
+                    cw[c, APPROACH] = u
+            if ns == 0:
+                break
+            rounds += 1
+            if rounds > 2 * max_rounds:  # no velocities satisfy these contacts: a body is crushed
+                crushed = ci[sel[0]]
+                break
+            capped_now = rounds > max_rounds
+            capped = capped or capped_now
+            resting_only = True
+            for s in range(ns):
+                c = sel[s]
+                e = pair_restitution(ci[c], cj[c], restitution, wall_e, rule, keys, values)
+                if e < 1.0 and cw[c, APPROACH] <= pair_resting_speed(ci[c], cj[c], a, a_smooth, rested, T,
+                                                                     resting_speed):  # fmt: skip
+                    e = 0.0
+                cw[c, RESTITUTION] = e
+                cw[c, TARGET] = e * cw[c, APPROACH]
+                resting_only = resting_only and e == 0.0
+            if resting_only or capped_now:
+                # Resting contact (or too many rounds): every touching contact that is not already resting
+                # at once, perfectly inelastic. Sequential rounds would shrink such approaches only
+                # geometrically.
+                ns = inelastic_selection(sel, ci, cj, cn, cw, v, a, a_smooth, rested, T, resting_speed, nc)
+            solve_contacts(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], lcp_iterations,
+                            lcp_tol_v)  # fmt: skip
+            for s in range(ns):
+                c = sel[s]
+                if cw[c, IMPULSE] <= 0.0:
+                    continue
+                e_pair = pair_restitution(ci[c], cj[c], restitution, wall_e, rule, keys, values)
+                v_rest = pair_resting_speed(ci[c], cj[c], a, a_smooth, rested, T, resting_speed)
+                if e_pair == 1.0 or cw[c, APPROACH] > v_rest:
+                    impacts += 1
+                    if log_enabled:
+                        n_log = _log_impact(
+                            log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, n_log,
+                            t_now, ci[c], cj[c], cn[c], cw[c, IMPULSE], cw[c, APPROACH], cw[c, RESTITUTION],
+                        )  # fmt: skip
+                for b in (ci[c], cj[c]):
+                    if b >= 0 and inv_mass[b] != 0.0 and not expanded[b]:
+                        nc = expand(
+                            b, t_now, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p,
+                            wall_n, wall_size, rest_wall, f_wall, held, tol, merge, expanded, ci, cj, ck, cn, cw, nc,
+                            nrm,
+                        )  # fmt: skip
+                        cluster[n_cluster] = b
+                        n_cluster += 1
+
+        # ---- the resting set and its forces around the bodies involved: the forces their contacts carried
+        # are taken off both bodies and solved anew with both free (neighbours' other contacts as they are)
+        ns = 0
+        for c in range(nc):
+            limit = rest_limit(c, ci, cj, a, a_smooth, rested, T, resting_speed, speed_tol, restitution, wall_e, rule,
+                               keys, values)  # fmt: skip
+            rests = joins_resting_set(c, ci, cj, cn, cw, v, a_smooth, limit)
+            cw[c, UPDATE] = 1.0 if (rests or cw[c, RESTING] != 0.0 or cw[c, FORCE] != 0.0) else 0.0
+            cw[c, RESTING] = 1.0 if rests else 0.0
+            if cw[c, FORCE] != 0.0:
+                apply_impulse(c, -cw[c, FORCE], ci, cj, cn, a, inv_mass)
+            if rests:
+                sel[ns] = c
+                ns += 1
+        if ns:
+            contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, T - t_now, lcp_iterations, rest_tol_a)
+            held = True
+        for c in range(nc):
+            if cw[c, UPDATE] == 0.0:  # free before and after: nothing to record
+                continue
+            record_resting(c, cw[c, IMPULSE] if cw[c, RESTING] != 0.0 else 0.0, ci, cj, ck, cw, start, nbrs, rest_pair,
+                    f_pair, rest_wall, f_wall)  # fmt: skip
+            for b in (ci[c], cj[c]):  # every body whose acceleration changed is re-predicted
+                if b >= 0 and inv_mass[b] != 0.0 and not expanded[b]:
+                    expanded[b] = True
+                    cluster[n_cluster] = b
+                    n_cluster += 1
+
+        # ---- re-predict what changed
+        for q in range(n_cluster):
+            b = cluster[q]
+            expanded[b] = False
+            cnt[b] += 1
+            if cnt[b] > max_body_events:
+                stalled = b
+        stray = False
+        for q in range(n_cluster):
+            b = cluster[q]
+            if not large[b]:
+                h = T - t_now
+                off = 0.0
+                vv = 0.0
+                aa = 0.0
+                for d in range(dim):
+                    off += (x[b, d] - x_ref[b, d]) ** 2
+                    vv += v[b, d] ** 2
+                    aa += a[b, d] ** 2
+                if math.sqrt(off) + math.sqrt(vv) * h + 0.5 * math.sqrt(aa) * h * h > margin:
+                    stray = True
+            ev_time[b], ev_partner[b] = predict_body(
+                b, t_now, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n,
+                wall_size, rest_wall, tol, speed_tol,
+            )  # fmt: skip
+            q_partner = ev_partner[b]
+            if q_partner >= 0 and q_partner != NO_PARTNER:
+                ev_count[b] = cnt[q_partner]
+                if inv_mass[q_partner] != 0.0 and ev_time[b] < ev_time[q_partner]:
+                    ev_time[q_partner] = ev_time[b]
+                    ev_partner[q_partner] = b
+                    ev_count[q_partner] = cnt[b]
+                    size = heap_update(heap_t, heap_b, where, size, q_partner, ev_time[q_partner])
+            size = heap_update(heap_t, heap_b, where, size, b, ev_time[b])
+        if stray:
+            status = REBUILD
+            break
+        if stalled >= 0:
+            status = STALLED
+            break
+        if crushed >= 0:
+            status = CRUSHED
+            stalled = crushed
+            break
+
+    t_end = T if status == OK else t_now
+    advance_all(t_end, x, v, a, tb, active)
+    # the forces carried at the end, for the next step's warm start; the resting set is cleared for the next
+    # drift (with no contact held, it is clear already)
+    nk = 0
+    if held:
+        for b in range(n):
+            for m in range(start[b], start[b + 1]):
+                if f_pair[m] != 0.0 and nbrs[m] > b:
+                    out_keys[nk] = b * n + nbrs[m]
+                    out_values[nk] = f_pair[m]
+                    nk += 1
+        f_pair[:] = 0.0
+        rest_pair[:] = False
+    if held or walls_held:
+        walls_held = False
+        for b in range(n):
+            for k in range(n_wall):
+                wall_force[b, k] = f_wall[b, k]
+                walls_held = walls_held or f_wall[b, k] != 0.0
+        f_wall[:] = 0.0
+        rest_wall[:] = False
+    return t_end, status, impacts, n_log, capped, events, nk, deepest, held, walls_held, stalled
+
+
+@njit(cache=True)
+def _merge(s, o, x, v, a_smooth, inv_mass, mass, radius, inv_inertia, active, dim):
+    """Body o joins body s: mass, momentum and volume (area in 2D) conserved, placed at the centre of
+    mass. If either is fixed the result is fixed, where the fixed one is."""
+    fixed_s = inv_mass[s] == 0.0
+    fixed_o = inv_mass[o] == 0.0
+    if fixed_s or fixed_o:
+        if fixed_o:
+            for d in range(dim):
+                x[s, d] = x[o, d]
+                v[s, d] = v[o, d]
+        for d in range(dim):
+            a_smooth[s, d] = 0.0
+        inv_mass[s] = 0.0
+        mass[s] = mass[s] + mass[o]
+    else:
+        m = mass[s] + mass[o]
+        for d in range(dim):
+            x[s, d] = (mass[s] * x[s, d] + mass[o] * x[o, d]) / m
+            v[s, d] = (mass[s] * v[s, d] + mass[o] * v[o, d]) / m
+            a_smooth[s, d] = (mass[s] * a_smooth[s, d] + mass[o] * a_smooth[o, d]) / m
+        mass[s] = m
+        inv_mass[s] = 1.0 / m
+    power = 3.0 if dim == 3 else 2.0
+    radius[s] = (radius[s] ** power + radius[o] ** power) ** (1.0 / power)
+    inv_inertia[s] = inv_mass[s] / (ball_inertia_factor(dim) * radius[s] ** 2)
+    active[o] = False
+

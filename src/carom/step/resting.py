@@ -1,0 +1,111 @@
+"""Resting contact within a step: which contacts rest, their resting speed, and their normal forces.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from ..contact.law import approach_speed
+from ..contact.layout import APPROACH, IMPULSE, RESTITUTION, TARGET
+from ..contact.solver import solve_contacts
+from ..materials import pair_restitution
+from ..narrowphase.spheres import centripetal
+from .gather import GAP, RESTING
+
+
+@njit(cache=True)
+def contact_forces(sel, ci, cj, cn, cw, x, v, a, inv_mass, h, iterations, tol, warm=False):
+    """Normal forces of the resting contacts ``sel`` for the h seconds left in the step, added to the
+    accelerations ``a`` (bodies of inverse mass 0 in ``inv_mass`` are held).
+
+    A contact of gap g (0 while touching) and approach speed u is a constraint on the normal acceleration
+    of approach, ``a_n <= kappa + |v_t|^2 / D`` (the last term: the gap a sliding pair opens by curvature),
+    force >= 0, complementary. ``kappa = 2 (g - u h) / h^2`` keeps the gap >= 0 at the end of the step;
+    it is raised to ``-u / h`` when that asks more than stopping the approach by then, so the force never
+    turns an approach into a separation: what closes within the step is left to the position projection.
+    A touching pair at rest has kappa = 0 (the gap does not start to close): exact resting contact. With
+    ``warm``, the forces in the IMPULSE column (already applied to ``a``) are the starting point."""
+    for c in sel:
+        u = approach_speed(c, ci, cj, cn, v)
+        kappa = 0.0
+        if h > 0.0:
+            kappa = max(2.0 * (cw[c, GAP] - u * h) / (h * h), -max(u, 0.0) / h)
+        cw[c, TARGET] = -(kappa + centripetal(c, ci, cj, cn, x, v))
+    return solve_contacts(sel, ci, cj, cn, cw[:, TARGET], a, inv_mass, cw[:, IMPULSE], iterations, tol, warm)
+
+
+@njit(cache=True, inline="always")
+def joins_resting_set(c, ci, cj, cn, cw, v, a_smooth, resting_speed):
+    """Whether contact c belongs in the resting set: left free, it would touch (or part) no faster than
+    ``resting_speed``, ``u^2 + 2 max(a_n, 0) g <= resting_speed^2`` for approach speed u, approach
+    acceleration a_n from the smooth forces and gap g. A ball hovering above a floor is thus admitted only
+    if it would land no faster than the speed below which its impact would be inelastic anyway."""
+    u = approach_speed(c, ci, cj, cn, v)
+    a_n = approach_speed(c, ci, cj, cn, a_smooth)
+    return u * u + 2.0 * max(a_n, 0.0) * cw[c, GAP] <= resting_speed * resting_speed
+
+
+@njit(cache=True, inline="always")
+def pair_resting_speed(i, j, a, a_smooth, rested, dt, resting_speed):
+    """Approach speed (m/s) below which contact i-j is resting: ``resting_speed``, raised to
+    ``dt (|a_s,i| + |a_s,j|)`` (``a_s`` the smooth acceleration, gravity say) over the bodies that rest on
+    something (they carry a contact force now, ``a != a_s``, or did at the end of the last step,
+    ``rested``): contact forces are held constant between events, so they are only right to about the
+    speed the smooth forces give in one step. Free bodies (a bouncing ball) keep the plain threshold,
+    and exact impacts."""
+    scale = 0.0
+    for b in (i, j):
+        if b >= 0:
+            resting = rested[b]
+            s = 0.0
+            for d in range(a.shape[1]):
+                resting = resting or a[b, d] != a_smooth[b, d]
+                s += a_smooth[b, d] ** 2
+            if resting:
+                scale += math.sqrt(s)
+    return max(resting_speed, dt * scale)
+
+
+@njit(cache=True, inline="always")
+def mark_rested(n, force_keys, force_values, wall_force, walls_held, rested):
+    """Mark in ``rested`` which of the n bodies carried a resting-contact force at the end of the last step
+    (from its forces: pairs by key ``i * n + j``, walls by row, read only if ``walls_held``)."""
+    rested[:] = False
+    for k in range(len(force_keys)):
+        if force_values[k] != 0.0:
+            rested[force_keys[k] // n] = True
+            rested[force_keys[k] % n] = True
+    if walls_held:
+        for b in range(n):
+            for k in range(wall_force.shape[1]):
+                rested[b] = rested[b] or wall_force[b, k] != 0.0
+
+
+@njit(cache=True, inline="always")
+def rest_limit(c, ci, cj, a, a_smooth, rested, dt, resting_speed, speed_tol, restitution, wall_e, rule, keys, values):
+    """The speed (m/s) below which contact c may join the resting set: its resting speed if e < 1; if the
+    pair is perfectly elastic, only the round-off speed ``speed_tol``, so that no elastic approach is ever
+    absorbed (an elastic gas keeps its energy; elastic bodies at rest still carry forces)."""
+    if pair_restitution(ci[c], cj[c], restitution, wall_e, rule, keys, values) == 1.0:
+        return speed_tol
+    return pair_resting_speed(ci[c], cj[c], a, a_smooth, rested, dt, resting_speed)
+
+
+@njit(cache=True)
+def inelastic_selection(sel, ci, cj, cn, cw, v, a, a_smooth, rested, T, resting_speed, nc):
+    """Select, for one perfectly inelastic solve, every touching contact except resting ones approaching
+    slower than their resting speed; returns how many."""
+    ns = 0
+    for c in range(nc):
+        if cw[c, GAP] != 0.0:
+            continue
+        u = approach_speed(c, ci, cj, cn, v)
+        if cw[c, RESTING] == 0.0 or u > pair_resting_speed(ci[c], cj[c], a, a_smooth, rested, T, resting_speed):
+            sel[ns] = c
+            ns += 1
+            cw[c, APPROACH] = u
+            cw[c, RESTITUTION] = 0.0
+            cw[c, TARGET] = 0.0
+    return ns
