@@ -32,7 +32,22 @@ from .forces import Force
 from .kinematics import motion_bounds
 from .materials import RULE_CODES
 from .model import Model, as_number
-from .step.drift import carried_forces, drift, scratch_specs
+from .step.drift import (
+    Bodies,
+    Candidates,
+    Carried,
+    ImpactLog,
+    Materials,
+    Outcome,
+    Settings,
+    Walls,
+    Work,
+    carried_forces,
+    clear_work,
+    drift,
+    fits,
+    new_work,
+)
 
 
 class World(Model):
@@ -70,6 +85,7 @@ class World(Model):
         #: Events processed by the drift (impacts, resting contacts made, predictions that came to nothing).
         self.event_count = 0
         self._log = _empty_log(dim, config.impact_log_capacity)
+        self._work: Work | None = None  # the drift's work arrays, kept between steps
 
     def add_force(self, force: Force) -> Force:
         """Add a force (`NBodyGravity`, `Atmosphere`, `Thrust`, or a `Force` subclass)."""
@@ -121,109 +137,130 @@ class World(Model):
         return acc
 
     def _step(self, dt: float) -> None:
-        b = self.bodies
-        n = b.n
-        if n == 0:
+        """One step: the pipeline of the module docstring."""
+        if self.bodies.n == 0:
             return
-        a0 = self._a0 if self._a0 is not None else self._smooth_accel(self.time)
-        a_smooth = a0.copy()  # merges inside the drift rewrite rows of this copy
-        a_total = np.empty_like(a0)
+        a_smooth = self._forces()  # 1. forces
+        lists, may_overlap = self._drift(a_smooth, dt)  # 2. drift with impacts
+        if may_overlap:  # 3. projection
+            b, n = self.bodies, self.bodies.n
+            overlap_slop = max(self.config.contact_tolerance, self.config.resting_gap)
+            project(b.position[:n], b.inv_mass[:n], b.radius[:n], b.active[:n], lists.start, lists.nbrs,
+                    self.walls.point, self.walls.normal, overlap_slop, self.config.projection_iterations)  # fmt: skip
+        self._kick(a_smooth, dt)  # 4. kick
+
+    def _forces(self) -> np.ndarray:
+        """The smooth accelerations at the start of the step, a copy (merges in the drift rewrite rows)."""
+        if self._a0 is None:
+            self._a0 = self._smooth_accel(self.time)
+        return self._a0.copy()
+
+    def _kick(self, a_smooth: np.ndarray, dt: float) -> None:
+        """Leapfrog's closing half kick with the forces at the new state (exact, and skipped, when the only
+        force is uniform gravity); the forces are kept for the next step."""
+        if self.integrator == "leapfrog" and self.forces:
+            a1 = self._smooth_accel(self.time + dt)
+            self.bodies.velocity[: self.bodies.n] += 0.5 * dt * (a1 - a_smooth)
+            self._a0 = a1
+        else:
+            self._a0 = a_smooth if not self.forces else None
+
+    def _drift(self, a_smooth: np.ndarray, dt: float) -> tuple[Candidates, bool]:
+        """Every body on its parabola for dt, every impact at its instant (`carom.step.drift`), the drift
+        restarted with new candidate lists whenever a body outruns them. Returns the last candidate lists
+        and whether the drift may have left an overlap deeper than the projection's slop."""
+        b, n, cfg = self.bodies, self.bodies.n, self.config
         if self._wall_force.shape != (n, self.walls.n):
             self._wall_force = np.zeros((n, self.walls.n))
             self._walls_held = False
-        cfg = self.config
-        keys, values = self.pair_restitution_arrays()
         x, v = b.position[:n], b.velocity[:n]
+        bodies = Bodies(x, v, a_smooth, np.empty_like(a_smooth), b.inv_mass[:n], b.mass[:n], b.radius[:n],
+                        b.restitution[:n], b.inv_inertia[:n], b.active[:n])  # fmt: skip
+        walls = Walls(self.walls.point, self.walls.normal, self.walls.restitution)
+        materials = Materials(RULE_CODES[self.restitution_rule], *self.pair_restitution_arrays())
         motion = np.empty(n)
         live = self._movable()
-        v_scale, a_scale = motion_bounds(v, a0, b.radius[:n], live, dt, cfg.contact_tolerance, motion)
+        v_scale, a_scale = motion_bounds(v, a_smooth, b.radius[:n], live, dt, cfg.contact_tolerance, motion)
         force_tol = cfg.force_tolerance * max(a_scale, cfg.resting_speed / dt)  # m/s^2
         v_scale = max(v_scale, a_scale * dt)
-        a_scale = max(a_scale, v_scale / dt)
-        speed_tol = cfg.speed_tolerance * v_scale
         # resting contacts are held to within resting_gap of the smallest radius: their solves stop there
         r_min = float(np.min(b.radius[:n], where=live, initial=np.inf))
         slop = cfg.resting_gap * r_min if math.isfinite(r_min) else 0.0
-        log_enabled = bool(self._impact_callbacks)
-        t_sub = 0.0
-        capped = False
+        settings = Settings(cfg.contact_tolerance, cfg.resting_gap, cfg.speed_tolerance * v_scale, cfg.resting_speed,
+                            cfg.lcp_iterations, cfg.lcp_tolerance * v_scale, slop / dt, force_tol, cfg.max_rounds,
+                            cfg.max_body_events, self.impact_mode == "merge", bool(self._impact_callbacks))  # fmt: skip
         # Whether the drift may leave an overlap deeper than the projection's slop. With no force at all,
         # bodies move on straight lines between impacts: a touching pair that does not approach only
         # separates, and one that approaches is an impact. Only held contacts (forces), merges or an overlap
         # already there can leave one; the projection, a scan over every candidate pair, is skipped otherwise.
         overlap_slop = max(cfg.contact_tolerance, cfg.resting_gap)
         may_overlap = self.impact_mode == "merge" or bool(self.forces) or bool(np.any(self.gravity))
+        t_sub = 0.0
+        capped = False
         while True:
             start, nbrs, margin, large = broadphase.candidates(x, b.radius[:n], b.active[:n], motion, cfg.sweep_safety)
-            specs = scratch_specs(n, x.shape[1], self.walls.n, len(nbrs))
-            scratch = [broadphase.scratch(f"drift_{k}", *spec) for k, spec in enumerate(specs)]
-            # what the drift changes, kept to run it again should the impact log fill up
-            changed = (x, v, a_smooth, self._wall_force, b.inv_mass[:n], b.mass[:n], b.radius[:n], b.inv_inertia[:n],
-                       b.active[:n])  # fmt: skip
-            kept = [arr.copy() for arr in changed] if log_enabled else []
-            while True:
-                try:
-                    out = drift(
-                        x, v, a_smooth, a_total, *self._pair_force, self._wall_force,
-                        b.inv_mass[:n], b.mass[:n], b.radius[:n], b.restitution[:n], b.inv_inertia[:n], b.active[:n],
-                        start, nbrs, large, x.copy(), margin,
-                        self.walls.point, self.walls.normal, self.walls.restitution, RULE_CODES[self.restitution_rule],
-                        keys, values, t_sub, dt, cfg.contact_tolerance, cfg.resting_gap, speed_tol, cfg.resting_speed,
-                        cfg.lcp_iterations, cfg.lcp_tolerance * v_scale, slop / dt, force_tol, cfg.max_rounds,
-                        cfg.max_body_events, self.impact_mode == "merge",
-                        *self._log.values(), log_enabled, *scratch, self._walls_held,
-                    )  # fmt: skip
-                except BaseException:
-                    for arr, (_, _, zeroed) in zip(scratch, specs, strict=True):
-                        if zeroed:  # a drift cut short may leave them dirty: they must be all zero
-                            arr[:] = 0
-                    raise
-                if out[3] <= len(self._log["time"]):
-                    break
-                for arr, old in zip(changed, kept, strict=True):
-                    arr[...] = old
-                self._log = _empty_log(x.shape[1], 2 * out[3])
-            t_sub, status, impacts, n_log, capped_now, events, nk, deepest, held, self._walls_held, stalled = out
-            capped = capped or capped_now
-            may_overlap = may_overlap or held or deepest < -overlap_slop
-            self.collision_count += int(impacts)
-            self.event_count += int(events)
-            self._pair_force = carried_forces(scratch, n, nk)
-            if n_log:
-                shifted = dict(self._log)
-                shifted["time"] = self._log["time"][:n_log] + self.time
-                self._emit_impacts(shifted, int(n_log))
-            if status == CRUSHED:
+            lists = Candidates(start, nbrs, large, x.copy(), margin)
+            out = self._drift_once(bodies, lists, walls, materials, settings, t_sub, dt)
+            t_sub = out.t_end
+            capped = capped or out.capped
+            may_overlap = may_overlap or out.held or out.deepest < -overlap_slop
+            if out.status == CRUSHED:
                 self.time += t_sub
                 self._a0 = None
-                raise crushed_error(stalled, self.time, cfg.max_rounds, "at that instant")
-            if status == STALLED:
+                raise crushed_error(out.stalled, self.time, cfg.max_rounds, "at that instant")
+            if out.status == STALLED:
                 self.time += t_sub
                 self._a0 = None
                 raise ContactError(
-                    f"body {stalled} took part in more than Config.max_body_events={cfg.max_body_events} events "
-                    f"within one step, up to t={self.time:.17g} s: its impacts come ever faster, as when a moving "
+                    f"body {out.stalled} took part in more than Config.max_body_events={cfg.max_body_events} events"
+                    f" within one step, up to t={self.time:.17g} s: its impacts come ever faster, as when a moving "
                     f"fixed body crushes it against a wall or another fixed body. The world is left at that time."
                 )
-            if status != REBUILD:
+            if out.status != REBUILD:
                 break
-            motion_bounds(v, a0, b.radius[:n], self._movable(), dt - t_sub, cfg.contact_tolerance, motion)
+            motion_bounds(v, self._a0, b.radius[:n], self._movable(), dt - t_sub, cfg.contact_tolerance, motion)
         if capped:
             warnings.warn(
                 f"contacts at one instant needed more than Config.max_rounds={cfg.max_rounds} rounds near "
                 f"t={self.time:.9g} s; the rest were solved as one perfectly inelastic system",
                 ContactWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
-        if may_overlap:
-            project(x, b.inv_mass[:n], b.radius[:n], b.active[:n], start, nbrs, self.walls.point, self.walls.normal,
-                     overlap_slop, cfg.projection_iterations)  # fmt: skip
-        if self.integrator == "leapfrog" and self.forces:
-            a1 = self._smooth_accel(self.time + dt)
-            v += 0.5 * dt * (a1 - a_smooth)
-            self._a0 = a1
-        else:
-            self._a0 = a_smooth if not self.forces else None
+        return lists, may_overlap
+
+    def _drift_once(self, bodies, lists, walls, materials, settings, t0, dt) -> Outcome:
+        """One call of the drift kernel from t0, run again from the same state with a larger log if its
+        impact log filled up; books its counts, carried forces and impacts."""
+        b, n = self.bodies, self.bodies.n
+        dim, n_entry = bodies.x.shape[1], len(lists.nbrs)
+        if not fits(self._work, n, dim, self.walls.n, n_entry):  # grown with headroom, kept while it fits
+            self._work = new_work(n, dim, self.walls.n, n_entry + n_entry // 4 + 64)
+        work = self._work
+        # what the drift changes, kept to run it again should the impact log fill up
+        changed = (bodies.x, bodies.v, bodies.a_smooth, self._wall_force, b.inv_mass[:n], b.mass[:n], b.radius[:n],
+                   b.inv_inertia[:n], b.active[:n])  # fmt: skip
+        kept = [arr.copy() for arr in changed] if settings.log_enabled else []
+        while True:
+            carried = Carried(*self._pair_force, self._wall_force, self._walls_held)
+            try:
+                out = drift(bodies, lists, walls, materials, carried, settings, self._log, work, t0, dt)
+            except BaseException:
+                clear_work(work)  # a drift cut short may leave them dirty: they must be all zero
+                raise
+            if out.n_log <= len(self._log.time):
+                break
+            for arr, old in zip(changed, kept, strict=True):
+                arr[...] = old
+            self._log = _empty_log(bodies.x.shape[1], 2 * out.n_log)
+        self._walls_held = out.walls_held
+        self.collision_count += int(out.impacts)
+        self.event_count += int(out.events)
+        self._pair_force = carried_forces(work, out.n_carried)
+        if out.n_log:
+            shifted = self._log._asdict()
+            shifted["time"] = self._log.time[: out.n_log] + self.time
+            self._emit_impacts(shifted, int(out.n_log))
+        return out
 
     # ----------------------------------------------------------------- state for exact restart
     def get_state(self) -> dict:
@@ -261,15 +298,15 @@ class World(Model):
         self._a0 = None if a0 is None else np.array(a0, dtype=float).reshape(self.n_bodies, self.dim)
 
 
-def _empty_log(dim: int, capacity: int) -> dict[str, np.ndarray]:
-    return {
-        "time": np.empty(capacity),
-        "i": np.empty(capacity, dtype=np.int64),
-        "j": np.empty(capacity, dtype=np.int64),
-        "normal": np.empty((capacity, dim)),
-        "impulse": np.empty(capacity),
-        "approach_speed": np.empty(capacity),
-        "restitution": np.empty(capacity),
-    }
+def _empty_log(dim: int, capacity: int) -> ImpactLog:
+    return ImpactLog(
+        time=np.empty(capacity),
+        i=np.empty(capacity, dtype=np.int64),
+        j=np.empty(capacity, dtype=np.int64),
+        normal=np.empty((capacity, dim)),
+        impulse=np.empty(capacity),
+        approach_speed=np.empty(capacity),
+        restitution=np.empty(capacity),
+    )
 
 

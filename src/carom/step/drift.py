@@ -35,6 +35,7 @@ finitely many impacts. A free body keeps the plain threshold, so its impacts sta
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -90,6 +91,134 @@ def _log_impact(log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_
 
 
 # ---------------------------------------------------------------- the drift
+class Bodies(NamedTuple):
+    """The bodies' arrays (rows [:n]; `carom.state.BodyState`). The drift moves ``x`` and ``v``, writes the
+    total acceleration ``a``, and (merge mode) rewrites the rows of merged bodies."""
+
+    x: np.ndarray  # (n, d) m
+    v: np.ndarray  # (n, d) m/s
+    a_smooth: np.ndarray  # (n, d) m/s^2: uniform and body forces, from the start of the step
+    a: np.ndarray  # (n, d) m/s^2: a_smooth plus the resting-contact forces per mass (written)
+    inv_mass: np.ndarray  # (n,) 1/kg, 0 for fixed bodies
+    mass: np.ndarray  # (n,) kg
+    radius: np.ndarray  # (n,) m
+    restitution: np.ndarray  # (n,)
+    inv_inertia: np.ndarray  # (n,) 1/(kg m^2)
+    active: np.ndarray  # (n,) bool
+
+
+class Candidates(NamedTuple):
+    """The broad phase's candidate lists (`carom.broadphase.candidates`) and the positions they were built
+    at: a body farther than ``margin`` from ``x_ref`` ends the drift (status REBUILD)."""
+
+    start: np.ndarray  # (n + 1,) CSR row starts
+    nbrs: np.ndarray  # (entries,) neighbour ids, sorted within each row
+    large: np.ndarray  # (n,) bool: bodies listed with every other (never stray)
+    x_ref: np.ndarray  # (n, d) m
+    margin: float  # m
+
+
+class Walls(NamedTuple):
+    """Walls: points on the planes (m), unit normals into the world, restitution."""
+
+    point: np.ndarray  # (k, d)
+    normal: np.ndarray  # (k, d)
+    restitution: np.ndarray  # (k,)
+
+
+class Materials(NamedTuple):
+    """How coefficients combine (`carom.materials`)."""
+
+    rule: int  # `RULE_CODES`
+    keys: np.ndarray  # (p,) sorted pair keys of the overrides
+    values: np.ndarray  # (p,) their coefficients
+
+
+class Carried(NamedTuple):
+    """Resting-contact forces (N) at the end of the last step, this step's warm start; the drift writes
+    the new wall forces into ``wall_force`` and the new pair forces into `Work`."""
+
+    keys: np.ndarray  # (q,) sorted pair keys i * n + j, i < j
+    values: np.ndarray  # (q,) N
+    wall_force: np.ndarray  # (n, k) N, by body and wall
+    walls_held: bool  # whether any wall_force is nonzero
+
+
+class Settings(NamedTuple):
+    """Tolerances and switches of one drift (`carom.config.Config`, scaled by the step's speeds)."""
+
+    tol: float  # contact tolerance, fraction of the smaller radius
+    resting_gap: float  # fraction of the smaller radius
+    speed_tol: float  # m/s: approach speeds up to this count as zero
+    resting_speed: float  # m/s
+    lcp_iterations: int
+    lcp_tol_v: float  # m/s: impulse solves
+    rest_tol_v: float  # m/s: the resting set's inelastic solve
+    rest_tol_a: float  # m/s^2: force solves
+    max_rounds: int
+    max_body_events: int
+    merge: bool  # impact_mode="merge"
+    log_enabled: bool  # whether impacts are logged (someone listens)
+
+
+class ImpactLog(NamedTuple):
+    """Impacts, in order, for `Model.on_impact` (fields as `carom.Impact`; time from the step start)."""
+
+    time: np.ndarray
+    i: np.ndarray
+    j: np.ndarray
+    normal: np.ndarray
+    impulse: np.ndarray
+    approach_speed: np.ndarray
+    restitution: np.ndarray
+
+
+class Work(NamedTuple):
+    """The drift's work arrays (`new_work`). ``f_pair``, ``f_wall``, ``rest_pair`` and ``rest_wall`` must be
+    all zero when a drift starts, and each drift leaves them so."""
+
+    tb: np.ndarray  # (n,) s: each body's own time
+    ev_time: np.ndarray  # (n,) s: its next event
+    ev_partner: np.ndarray  # (n,) its partner (-1 - k: wall k; NO_PARTNER)
+    ev_count: np.ndarray  # (n,) the partner's trajectory count when predicted
+    cnt: np.ndarray  # (n,) trajectory changes in this drift
+    heap_t: np.ndarray  # (n,) `carom.step.heap`
+    heap_b: np.ndarray  # (n,)
+    where: np.ndarray  # (n,)
+    cluster: np.ndarray  # (n,) bodies of the current event
+    expanded: np.ndarray  # (n,) bool: contacts gathered at the current event
+    rested: np.ndarray  # (n,) bool: carried a contact force at the end of the last step
+    nrm: np.ndarray  # (d,) a unit normal
+    ci: np.ndarray  # (cap,) contacts (`carom.step.gather`)
+    cj: np.ndarray  # (cap,)
+    ck: np.ndarray  # (cap,)
+    cn: np.ndarray  # (cap, d)
+    cw: np.ndarray  # (cap, CONTACT_COLUMNS)
+    sel: np.ndarray  # (cap,) contacts of the current solve
+    f_pair: np.ndarray  # (entries,) N: resting force by candidate entry
+    rest_pair: np.ndarray  # (entries,) bool: in the resting set
+    f_wall: np.ndarray  # (n, k) N
+    rest_wall: np.ndarray  # (n, k) bool
+    out_keys: np.ndarray  # (entries,) the pair forces carried at the end (`carried_forces`)
+    out_values: np.ndarray  # (entries,) N
+
+
+class Outcome(NamedTuple):
+    """What a drift did."""
+
+    t_end: float  # s from the step start: T, or where it stopped (status other than OK)
+    status: int  # `carom.errors`: OK, REBUILD, STALLED or CRUSHED
+    impacts: int
+    n_log: int  # impacts to log; more than the log holds: grow it, run the drift again from the same state
+    capped: bool  # some instant needed more than max_rounds rounds
+    events: int
+    n_carried: int  # pair forces carried (`carried_forces`)
+    deepest: float  # deepest overlap at the start, fraction of the smaller radius (0 if none)
+    held: bool  # whether any contact was held by forces
+    walls_held: bool  # whether any wall force is nonzero now
+    stalled: int  # the body that stopped the drift (STALLED, CRUSHED), else -1
+
+
 @njit(cache=True)
 def contact_capacity(n, n_wall, n_entry):
     """The most contacts the drift holds at once: each body's candidates and walls, once (a gather takes each
@@ -97,151 +226,83 @@ def contact_capacity(n, n_wall, n_entry):
     return n_entry + n * n_wall
 
 
-def scratch_specs(n, dim, n_wall, n_entry):
-    """(length, dtype, zeroed) of the work arrays of `drift`, for n bodies in dim dimensions, n_wall walls
-    and n_entry candidate-list entries: float, int and bool, then the float and bool arrays of the resting
-    set, which must be all zero when first made (each drift leaves them so)."""
+def new_work(n: int, dim: int, n_wall: int, n_entry: int) -> Work:
+    """The drift's work arrays for n bodies in dim dimensions, n_wall walls and up to n_entry candidate-list
+    entries. Kept by the caller from step to step while they fit (`fits`): fresh arrays each step would
+    cost more in page faults than the work in them."""
     cap = contact_capacity(n, n_wall, n_entry)
-    held = n_entry + n * n_wall
+    f, i, b = np.float64, np.int64, np.bool_
+    return Work(
+        tb=np.empty(n), ev_time=np.empty(n), ev_partner=np.empty(n, i), ev_count=np.empty(n, i), cnt=np.empty(n, i),
+        heap_t=np.empty(n), heap_b=np.empty(n, i), where=np.empty(n, i), cluster=np.empty(n, i),
+        expanded=np.empty(n, b), rested=np.empty(n, b), nrm=np.empty(dim),
+        ci=np.empty(cap, i), cj=np.empty(cap, i), ck=np.empty(cap, i), cn=np.empty((cap, dim)),
+        cw=np.empty((cap, CONTACT_COLUMNS)), sel=np.empty(cap, i),
+        f_pair=np.zeros(n_entry, f), rest_pair=np.zeros(n_entry, b), f_wall=np.zeros((n, n_wall), f),
+        rest_wall=np.zeros((n, n_wall), b), out_keys=np.empty(n_entry, i), out_values=np.empty(n_entry, f),
+    )  # fmt: skip
+
+
+def fits(work: Work | None, n: int, dim: int, n_wall: int, n_entry: int) -> bool:
+    """Whether ``work`` serves a drift of n bodies, n_wall walls and n_entry candidate-list entries."""
     return (
-        (3 * n + n_entry + dim + (dim + CONTACT_COLUMNS) * cap, np.float64, False),
-        (6 * n + n_entry + 4 * cap, np.int64, False),
-        (2 * n, np.bool_, False),
-        (held, np.float64, True),
-        (held, np.bool_, True),
+        work is not None
+        and work.f_wall.shape == (n, n_wall)
+        and len(work.nrm) == dim
+        and len(work.f_pair) >= n_entry
+        and len(work.ci) >= contact_capacity(n, n_wall, n_entry)
     )
 
 
-def carried_forces(scratch, n, nk):
-    """Copies of the nk pair-force keys and values (N) that `drift` left in its ``scratch`` arrays."""
-    return scratch[1][6 * n : 6 * n + nk].copy(), scratch[0][3 * n : 3 * n + nk].copy()
+def clear_work(work: Work) -> None:
+    """Zero the arrays that must be zero between drifts (after a drift cut short by an exception)."""
+    for arr in (work.f_pair, work.f_wall, work.rest_pair, work.rest_wall):
+        arr[...] = 0
+
+
+def carried_forces(work: Work, n_carried: int) -> tuple[np.ndarray, np.ndarray]:
+    """Copies of the pair-force keys and values (N) that a drift left in ``work``."""
+    return work.out_keys[:n_carried].copy(), work.out_values[:n_carried].copy()
+
+
+@njit(cache=True)
+def _wall_size(wall_p):
+    """The largest wall-point coordinate (m; `wall_slack_bound`)."""
+    size = 0.0
+    for k in range(wall_p.shape[0]):
+        for d in range(wall_p.shape[1]):
+            size = max(size, abs(wall_p[k, d]))
+    return size
 
 
 @njit(cache=True, _nrt=False)  # no reference counting in the event loop (calls on every array): it allocates nothing
-def drift(
-    x, v, a_smooth, a, force_keys, force_values, wall_force,
-    inv_mass, mass, radius, restitution, inv_inertia, active,
-    start, nbrs, large, x_ref, margin,
-    wall_p, wall_n, wall_e, rule, keys, values,
-    t0, T, tol, resting_gap, speed_tol, resting_speed, lcp_iterations, lcp_tol_v, rest_tol_v, rest_tol_a, max_rounds,
-    max_body_events, merge,
-    log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, log_enabled,
-    f_scratch, i_scratch, b_scratch, held_f, held_b, walls_held,
-):  # fmt: skip
-    """Advance every active body from t0 to T (times relative to the step start).
-
-    ``*_scratch`` and ``held_*`` are work arrays of `scratch_specs` (float, int, bool, then float and bool
-    that are all zero between drifts), kept by the caller between steps: fresh arrays of this size each
-    step would cost more in page faults than the work in them. On return they also hold the pair forces
-    carried at the end, the next step's warm start (`carried_forces`). ``walls_held``: whether any
-    ``wall_force`` is nonzero.
-
-    Returns (time reached, status, impacts, impacts to log (more than the log holds: grow it and run the
-    drift again on the state it started from), rounds capped, events processed, pair forces carried, the
-    deepest overlap at t0 as a fraction of the smaller radius (0 if none), whether any contact was held by
-    forces, whether any ``wall_force`` is nonzero now, the body that took part in more than
-    ``max_body_events`` events (status STALLED) or whose contacts still approached after ``2 max_rounds``
-    rounds at one instant, the last half perfectly inelastic (status CRUSHED: no velocities satisfy them
-    all); -1 otherwise).
+def drift(bodies, lists, walls, materials, carried, s, log, w, t0, T):
+    """Advance every active body from t0 to T (s, relative to the step start): the resting set and its
+    forces, then every event in time order (an impact solved in rounds, the forces around it solved again,
+    what changed predicted again), then the forces carried to the next step. Takes the named tuples above
+    (``s``: `Settings`; ``w``: `Work`). Returns an `Outcome`.
     """
-    n, dim = x.shape
-    n_wall = wall_p.shape[0]
-    wall_size = 0.0  # the largest wall-point coordinate (`wall_slack_bound`)
-    for k in range(n_wall):
-        for d in range(dim):
-            wall_size = max(wall_size, abs(wall_p[k, d]))
-    n_entry = len(nbrs)
-    tb = f_scratch[:n]
-    ev_time = f_scratch[n : 2 * n]  # (filled by predict_all)
-    heap_t = f_scratch[2 * n : 3 * n]
-    # the resting set and its forces (N), by candidate entry and by body and wall: zero between drifts
-    f_pair = held_f[:n_entry]
-    f_wall = held_f[n_entry : n_entry + n * n_wall].reshape((n, n_wall))
-    rest_pair = held_b[:n_entry]
-    rest_wall = held_b[n_entry : n_entry + n * n_wall].reshape((n, n_wall))
-    cnt = i_scratch[:n]
-    ev_partner = i_scratch[n : 2 * n]
-    ev_count = i_scratch[2 * n : 3 * n]
-    cluster = i_scratch[3 * n : 4 * n]
-    heap_b = i_scratch[4 * n : 5 * n]
-    where = i_scratch[5 * n : 6 * n]
-    expanded = b_scratch[:n]
-    rested = b_scratch[n : 2 * n]
-    cap = contact_capacity(n, n_wall, n_entry)
-    f_at = 3 * n
-    out_values = f_scratch[f_at : f_at + n_entry]
-    nrm = f_scratch[f_at + n_entry : f_at + n_entry + dim]
-    f_at += n_entry + dim
-    cn = f_scratch[f_at : f_at + dim * cap].reshape((cap, dim))
-    cw = f_scratch[f_at + dim * cap : f_at + (dim + CONTACT_COLUMNS) * cap].reshape((cap, CONTACT_COLUMNS))
-    out_keys = i_scratch[6 * n : 6 * n + n_entry]
-    ci = i_scratch[6 * n + n_entry : 6 * n + n_entry + cap]
-    cj = i_scratch[6 * n + n_entry + cap : 6 * n + n_entry + 2 * cap]
-    ck = i_scratch[6 * n + n_entry + 2 * cap : 6 * n + n_entry + 3 * cap]
-    sel = i_scratch[6 * n + n_entry + 3 * cap : 6 * n + n_entry + 4 * cap]
-    tb[:] = t0
-    cnt[:] = 0
-    ev_count[:] = 0
-    expanded[:] = False
-    mark_rested(n, force_keys, force_values, wall_force, walls_held, rested)
+    dim = bodies.x.shape[1]
+    wall_size = _wall_size(walls.point)
+    nc, deepest, held, fused = _resting_set(bodies, lists, walls, materials, carried, s, w, wall_size, t0, T)
+    x, v, a_smooth, a = bodies.x, bodies.v, bodies.a_smooth, bodies.a
+    inv_mass, mass, radius, restitution = bodies.inv_mass, bodies.mass, bodies.radius, bodies.restitution
+    inv_inertia, active = bodies.inv_inertia, bodies.active
+    start, nbrs, large, x_ref, margin = lists.start, lists.nbrs, lists.large, lists.x_ref, lists.margin
+    wall_p, wall_n, wall_e = walls.point, walls.normal, walls.restitution
+    rule, keys, values = materials.rule, materials.keys, materials.values
+    tol, resting_gap, speed_tol, resting_speed = s.tol, s.resting_gap, s.speed_tol, s.resting_speed
+    lcp_iterations, lcp_tol_v, rest_tol_a = s.lcp_iterations, s.lcp_tol_v, s.rest_tol_a
+    max_rounds, max_body_events, merge, log_enabled = s.max_rounds, s.max_body_events, s.merge, s.log_enabled
+    log_time, log_i, log_j, log_normal = log.time, log.i, log.j, log.normal
+    log_impulse, log_speed, log_e = log.impulse, log.approach_speed, log.restitution
+    tb, ev_time, ev_partner, ev_count, cnt = w.tb, w.ev_time, w.ev_partner, w.ev_count, w.cnt
+    heap_t, heap_b, where, cluster, expanded, rested = w.heap_t, w.heap_b, w.where, w.cluster, w.expanded, w.rested
+    ci, cj, ck, cn, cw, sel, nrm = w.ci, w.cj, w.ck, w.cn, w.cw, w.sel, w.nrm
+    f_pair, rest_pair, f_wall, rest_wall = w.f_pair, w.rest_pair, w.f_wall, w.rest_wall
     impacts = 0
     n_log = 0
     capped = False
-
-    # ---- the resting set: slow contacts, touching or within resting_gap; one inelastic velocity solve and
-    # one force solve over all of them, and no events among them in this step
-    for b in range(n):
-        for d in range(dim):
-            a[b, d] = a_smooth[b, d]
-    h = T - t0
-    # Where the last step held no contact (a gas), the near contacts are gathered in the pass that predicts,
-    # and the predictions stand unless some contact joins the resting set now. (The resting set is empty
-    # here, so both passes see the same contacts; which one runs changes no result.)
-    fused = not merge and len(force_keys) == 0 and not walls_held
-    if fused:
-        nc, deepest = predict_all(t0, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n,
-                                   wall_size, rest_wall, tol, speed_tol, ev_time, ev_partner, True, resting_gap, ci,
-                                   cj, ck, cn, cw, nrm)  # fmt: skip
-    else:
-        nc, deepest = gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_size, tol,
-                                   resting_gap, merge, ci, cj, ck, cn, cw, nrm)  # fmt: skip
-    held = False  # whether any contact was in the resting set (held by forces)
-    if nc and h > 0.0:  # (a drift that resumes exactly at the end of the step moves nothing)
-        ns = 0
-        slow = False
-        for c in range(nc):
-            limit = rest_limit(c, ci, cj, a, a_smooth, rested, T, resting_speed, speed_tol, restitution, wall_e, rule,
-                               keys, values)  # fmt: skip
-            if joins_resting_set(c, ci, cj, cn, cw, v, a_smooth, limit):
-                u = approach_speed(c, ci, cj, cn, v)
-                cw[c, RESTING] = 1.0
-                sel[ns] = c
-                ns += 1
-                cw[c, TARGET] = -cw[c, GAP] / h
-                slow = slow or u > cw[c, GAP] / h + speed_tol
-        if slow:  # perfectly inelastic: approach no faster than the gap can take
-            solve_contacts(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], lcp_iterations,
-                            rest_tol_v)  # fmt: skip
-        # warm start: each contact's force at the end of the last step (keys i * n + j, i < j)
-        for s in range(ns):
-            c = sel[s]
-            i, j = ci[c], cj[c]
-            f = 0.0
-            if j < 0:
-                f = wall_force[i, -1 - j]
-            elif len(force_keys):
-                key = i * n + j
-                k = np.searchsorted(force_keys, key)
-                if k < len(force_keys) and force_keys[k] == key:
-                    f = force_values[k]
-            cw[c, IMPULSE] = f
-            if f != 0.0:
-                apply_impulse(c, f, ci, cj, cn, a, inv_mass)
-        contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, h, lcp_iterations, rest_tol_a, True)
-        held = ns > 0
-        for s in range(ns):
-            c = sel[s]
-            record_resting(c, cw[c, IMPULSE], ci, cj, ck, cw, start, nbrs, rest_pair, f_pair, rest_wall, f_wall)
 
     # ---- predictions and the heap
     if held or not fused:
@@ -450,29 +511,128 @@ def drift(
             stalled = crushed
             break
 
+
     t_end = T if status == OK else t_now
     advance_all(t_end, x, v, a, tb, active)
-    # the forces carried at the end, for the next step's warm start; the resting set is cleared for the next
-    # drift (with no contact held, it is clear already)
-    nk = 0
+    n_carried, walls_held = _carry_out(bodies, lists, carried, w, held)
+    return Outcome(t_end, status, impacts, n_log, capped, events, n_carried, deepest, held, walls_held, stalled)
+
+
+@njit(cache=True, _nrt=False)
+def _resting_set(bodies, lists, walls, materials, carried, s, w, wall_size, t0, T):
+    """Start a drift: every body at t0 with its smooth acceleration, the near contacts gathered, and the
+    resting set over them: one perfectly inelastic velocity solve and one force solve (warm-started from
+    the forces carried), no events among them for the rest of the step. Where the last step held no
+    contact (a gas), the near contacts are gathered in the pass that predicts (``fused``), and those
+    predictions stand unless some contact joins the resting set now.
+
+    Returns (contacts gathered, the deepest overlap as a fraction of the smaller radius, whether any
+    contact is held by forces, whether the predictions were made)."""
+    x, v, a_smooth, a = bodies.x, bodies.v, bodies.a_smooth, bodies.a
+    inv_mass, radius, restitution, active = bodies.inv_mass, bodies.radius, bodies.restitution, bodies.active
+    start, nbrs = lists.start, lists.nbrs
+    wall_p, wall_n, wall_e = walls.point, walls.normal, walls.restitution
+    rule, keys, values = materials.rule, materials.keys, materials.values
+    force_keys, force_values, wall_force = carried.keys, carried.values, carried.wall_force
+    tol, resting_gap, speed_tol, resting_speed, merge = s.tol, s.resting_gap, s.speed_tol, s.resting_speed, s.merge
+    lcp_iterations, rest_tol_v, rest_tol_a = s.lcp_iterations, s.rest_tol_v, s.rest_tol_a
+    tb, ev_time, ev_partner, ev_count, cnt, expanded, rested = w.tb, w.ev_time, w.ev_partner, w.ev_count, w.cnt, \
+        w.expanded, w.rested
+    ci, cj, ck, cn, cw, sel, nrm = w.ci, w.cj, w.ck, w.cn, w.cw, w.sel, w.nrm
+    f_pair, rest_pair, f_wall, rest_wall = w.f_pair, w.rest_pair, w.f_wall, w.rest_wall
+    n, dim = x.shape
+    tb[:] = t0
+    cnt[:] = 0
+    ev_count[:] = 0
+    expanded[:] = False
+    mark_rested(n, force_keys, force_values, wall_force, carried.walls_held, rested)
+    # ---- the resting set: slow contacts, touching or within resting_gap; one inelastic velocity solve and
+    # one force solve over all of them, and no events among them in this step
+    for b in range(n):
+        for d in range(dim):
+            a[b, d] = a_smooth[b, d]
+    h = T - t0
+    # Where the last step held no contact (a gas), the near contacts are gathered in the pass that predicts,
+    # and the predictions stand unless some contact joins the resting set now. (The resting set is empty
+    # here, so both passes see the same contacts; which one runs changes no result.)
+    fused = not merge and len(force_keys) == 0 and not carried.walls_held
+    if fused:
+        nc, deepest = predict_all(t0, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n,
+                                   wall_size, rest_wall, tol, speed_tol, ev_time, ev_partner, True, resting_gap, ci,
+                                   cj, ck, cn, cw, nrm)  # fmt: skip
+    else:
+        nc, deepest = gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_size, tol,
+                                   resting_gap, merge, ci, cj, ck, cn, cw, nrm)  # fmt: skip
+    held = False  # whether any contact was in the resting set (held by forces)
+    if nc and h > 0.0:  # (a drift that resumes exactly at the end of the step moves nothing)
+        ns = 0
+        slow = False
+        for c in range(nc):
+            limit = rest_limit(c, ci, cj, a, a_smooth, rested, T, resting_speed, speed_tol, restitution, wall_e, rule,
+                               keys, values)  # fmt: skip
+            if joins_resting_set(c, ci, cj, cn, cw, v, a_smooth, limit):
+                u = approach_speed(c, ci, cj, cn, v)
+                cw[c, RESTING] = 1.0
+                sel[ns] = c
+                ns += 1
+                cw[c, TARGET] = -cw[c, GAP] / h
+                slow = slow or u > cw[c, GAP] / h + speed_tol
+        if slow:  # perfectly inelastic: approach no faster than the gap can take
+            solve_contacts(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], lcp_iterations,
+                            rest_tol_v)  # fmt: skip
+        # warm start: each contact's force at the end of the last step (keys i * n + j, i < j)
+        for s in range(ns):
+            c = sel[s]
+            i, j = ci[c], cj[c]
+            f = 0.0
+            if j < 0:
+                f = wall_force[i, -1 - j]
+            elif len(force_keys):
+                key = i * n + j
+                k = np.searchsorted(force_keys, key)
+                if k < len(force_keys) and force_keys[k] == key:
+                    f = force_values[k]
+            cw[c, IMPULSE] = f
+            if f != 0.0:
+                apply_impulse(c, f, ci, cj, cn, a, inv_mass)
+        contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, h, lcp_iterations, rest_tol_a, True)
+        held = ns > 0
+        for s in range(ns):
+            c = sel[s]
+            record_resting(c, cw[c, IMPULSE], ci, cj, ck, cw, start, nbrs, rest_pair, f_pair, rest_wall, f_wall)
+
+    return nc, deepest, held, fused
+
+
+@njit(cache=True, _nrt=False)
+def _carry_out(bodies, lists, carried, w, held):
+    """End a drift: the resting forces carried to the next step's warm start (pairs into ``w.out_keys``,
+    ``w.out_values``; walls into ``carried.wall_force``), and the resting set cleared for the next drift
+    (with no contact held, it is clear already). Returns (pair forces carried, whether any wall force is
+    nonzero)."""
+    n = bodies.x.shape[0]
+    start, nbrs = lists.start, lists.nbrs
+    f_pair, rest_pair, f_wall, rest_wall = w.f_pair, w.rest_pair, w.f_wall, w.rest_wall
+    n_carried = 0
     if held:
         for b in range(n):
             for m in range(start[b], start[b + 1]):
                 if f_pair[m] != 0.0 and nbrs[m] > b:
-                    out_keys[nk] = b * n + nbrs[m]
-                    out_values[nk] = f_pair[m]
-                    nk += 1
+                    w.out_keys[n_carried] = b * n + nbrs[m]
+                    w.out_values[n_carried] = f_pair[m]
+                    n_carried += 1
         f_pair[:] = 0.0
         rest_pair[:] = False
+    walls_held = carried.walls_held
     if held or walls_held:
         walls_held = False
         for b in range(n):
-            for k in range(n_wall):
-                wall_force[b, k] = f_wall[b, k]
+            for k in range(f_wall.shape[1]):
+                carried.wall_force[b, k] = f_wall[b, k]
                 walls_held = walls_held or f_wall[b, k] != 0.0
         f_wall[:] = 0.0
         rest_wall[:] = False
-    return t_end, status, impacts, n_log, capped, events, nk, deepest, held, walls_held, stalled
+    return n_carried, walls_held
 
 
 @njit(cache=True)
