@@ -1,14 +1,16 @@
 """The contact law against its closed forms (REFERENCE.md, Impacts): the impact law, simultaneous contacts
-solved in order-free rounds, restitution rules and pair overrides, merging."""
+solved in order-free rounds, restitution rules and pair overrides in both engines, merging."""
 
 import math
 
 import numpy as np
 import pytest
+from conftest import closed_form_impact
 from hypothesis import given
 from hypothesis import strategies as st
 
 import carom
+from carom import EventWorld
 
 masses = st.floats(1e-3, 1e3)
 speeds = st.floats(-100, 100)
@@ -175,3 +177,78 @@ def test_merge_conserves_mass_momentum_and_volume(dim):
     com0 = (2.0 * x1 + 1.0 * x2) / 3.0
     np.testing.assert_allclose(w.positions[0], com0 + 3.0 * p0 / 3.0, atol=1e-12)
     assert w.collision_count == 1
+
+
+# ------------------------------------------------------------------ pair overrides, both engines
+
+
+def run_engine(w, until, dt):
+    """Run either engine to ``until`` (``dt`` for the time-stepped one)."""
+    if isinstance(w, EventWorld):
+        w.run(until=until)
+    else:
+        w.run(until=until, dt=dt)
+
+
+@pytest.mark.parametrize("engine", [carom.World, EventWorld])
+def test_wall_override_changes_only_that_wall(engine):
+    # Two walls, x = 0 (wall 0) and x = 4 (wall 1); an override e = 0.5 for body 0 with wall 1 only. Body 0
+    # leaves wall 1 at 0.5 u and wall 0 at its elastic e = 1; body 1, without an override, at e = 1 from both.
+    w = engine(dim=2)
+    w.add_wall(point=(0, 0), normal=(1, 0))
+    w.add_wall(point=(4, 0), normal=(-1, 0))
+    w.add_body(position=(2, 0), velocity=(1, 0), mass=1.0, radius=0.5)
+    w.add_body(position=(2, 2), velocity=(1, 0), mass=1.0, radius=0.5)
+    w.set_pair_restitution(0, -1 - 1, 0.5)
+    impacts = []
+    w.on_impact(lambda imp: impacts.append((imp.i, imp.j, imp.restitution, imp.approach_speed)))
+    run_engine(w, 8.0, dt=0.1)
+    # body 0: wall 1 at t = 1.5 (u = 1 -> 0.5), wall 0 at 1.5 + 3 / 0.5 = 7.5 (u = 0.5 -> 0.5);
+    # body 1: wall 1 at 1.5, wall 0 at 4.5, wall 1 at 7.5, always at 1 m/s
+    assert sorted(impacts) == [(0, -2, 0.5, 1.0), (0, -1, 1.0, 0.5), (1, -2, 1.0, 1.0), (1, -2, 1.0, 1.0),
+                               (1, -1, 1.0, 1.0)]  # fmt: skip
+    # halving and reflecting speeds of 1 m/s are exact in floating point
+    np.testing.assert_array_equal(w.velocities, [(0.5, 0.0), (-1.0, 0.0)])
+
+
+@pytest.mark.parametrize("engine", [carom.World, EventWorld])
+def test_body_override_sets_the_impact_law_of_that_pair(engine):
+    # Both bodies have e = 0.6, their pair an override of 0.2 (set as (1, 0): the pair is unordered); a
+    # distant third body's override with body 0 (0.9) must not apply. The impact is the closed form's, e = 0.2.
+    x1, v1 = np.array([-1.37, 0.05, -0.02]), np.array([1.3, 0.1, 0.0])
+    x2, v2 = np.array([0.5, 0.0, 0.1]), np.array([-0.4, 0.0, 0.05])
+    t_hit, _, w1, w2 = closed_form_impact(x1, v1, 2.0, 0.3, x2, v2, 0.7, 0.45, 0.2)
+    w = engine(dim=3)
+    w.add_body(position=x1, velocity=v1, mass=2.0, radius=0.3, restitution=0.6)
+    w.add_body(position=x2, velocity=v2, mass=0.7, radius=0.45, restitution=0.6)
+    w.add_body(position=(5.0, 5.0, 5.0), mass=1.0, radius=0.1, restitution=0.6)
+    w.set_pair_restitution(1, 0, 0.2)
+    w.set_pair_restitution(0, 2, 0.9)
+    impacts = []
+    w.on_impact(lambda imp: impacts.append((imp.time, imp.restitution)))
+    run_engine(w, t_hit + 1.0, dt=0.25)
+    # the impact time to round-off (the oblique-impact tests of both engines hold it to 1e-13)
+    assert impacts == [(pytest.approx(t_hit, rel=1e-13, abs=0), 0.2)]
+    # departure velocities of order 1 m/s to round-off, as in those tests
+    np.testing.assert_allclose(w.velocities, [w1, w2, (0.0, 0.0, 0.0)], rtol=0, atol=1e-13)
+
+
+# ------------------------------------------------------------------ rounds capped by Config.max_rounds
+
+
+@pytest.mark.parametrize("engine", [carom.World, EventWorld])
+@pytest.mark.parametrize(("max_rounds", "expected"), [(1, [0.05, 0.475, 0.475]), (2, [0.04875, 0.04875, 0.9025])])
+def test_rounds_beyond_max_rounds_are_perfectly_inelastic_with_a_warning(engine, max_rounds, expected):
+    # Ball 0 at 1 m/s hits two touching balls at rest, e = 0.9: uncapped, rounds 0-1, 1-2, 0-1 give
+    # (0.047625, 0.049875, 0.9025) (test_inelastic_chain_gives_sequential_result). Rounds beyond max_rounds
+    # are solved with e = 0: with 1 round, 0-1 gives (0.05, 0.95, 0) and then 1-2 moves together at 0.475;
+    # with 2, 0-1 and 1-2 give (0.05, 0.0475, 0.9025), then 0-1 moves together at 0.04875.
+    w = engine(dim=3, config=carom.Config(max_rounds=max_rounds))
+    w.add_bodies([(-0.25, 0, 0), (1, 0, 0), (2, 0, 0)], [(1, 0, 0), (0, 0, 0), (0, 0, 0)], masses=1.0, radii=0.5,
+                 restitution=0.9)  # fmt: skip
+    with pytest.warns(carom.ContactWarning, match=f"more than Config.max_rounds ?= ?{max_rounds} rounds"):
+        run_engine(w, 0.5, dt=0.1)
+    # velocities below 1 m/s after three impacts: round-off ~1e-16 (measured: exact to 4e-17)
+    np.testing.assert_allclose(w.velocities[:, 0], expected, rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(w.velocities[:, 1:], 0.0)
+    assert w.momentum()[0] == pytest.approx(1.0, rel=1e-15, abs=0)  # conserved to round-off of a sum
