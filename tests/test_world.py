@@ -64,6 +64,13 @@ def random_scene(seed, n, dim, e, dt, order=None):
             pos.append(x)
             rad.append(r)
     vel = rng.normal(size=(n, dim))
+    # Bodies 0 and 1 are aimed at each other (a common velocity plus a closing one along their line of
+    # centres) so that their centres would meet at t = 0.4 s: every scene has an impact, theirs or an
+    # earlier one of a body in their way, before both tests end (0.5 and 1.5 s). They close at 2.5 times
+    # their distance per second, at least 0.25 m/s: far above resting_speed, so it is counted for every e.
+    vel[1] = vel[0]
+    vel[0] += (pos[1] - pos[0]) / 0.8
+    vel[1] -= (pos[1] - pos[0]) / 0.8
     mass = rng.uniform(0.1, 3, n)
     order = range(n) if order is None else order
     w = carom.World(dim=dim)
@@ -85,6 +92,7 @@ def test_invariants_momentum_energy_no_overlap(params):
     else:
         assert w.kinetic_energy() <= e0 * (1 + 1e-12)
     assert min_gap(w) >= -1e-9 * 0.6
+    assert w.collision_count > 0
 
 
 @settings(max_examples=15, deadline=None)
@@ -96,6 +104,7 @@ def test_invariant_order_independence(params, rnd):
     w2, ids2 = random_scene(**params, order=order)
     w1.run(until=0.5, dt=params["dt"])
     w2.run(until=0.5, dt=params["dt"])
+    assert w1.collision_count > 0 and w2.collision_count > 0
     np.testing.assert_allclose(w2.positions[ids2], w1.positions[ids1], rtol=0, atol=1e-9)
     np.testing.assert_allclose(w2.velocities[ids2], w1.velocities[ids1], rtol=0, atol=1e-9)
 
