@@ -5,9 +5,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from hypothesis import settings
 
 import carom
 from carom.canonical import gas
+
+# Every property test draws the same examples on every run and machine (derandomize), so that a failure in
+# CI replays anywhere; print_blob prints the failing example's reproduction blob. Numba compiles a kernel on
+# its first call, so no deadline. Tests keep their own max_examples; this profile sets the rest.
+settings.register_profile("carom", derandomize=True, deadline=None, print_blob=True)
+settings.load_profile("carom")
 
 
 def lattice_gas(n: int, phi: float, dim: int = 3, seed: int = 0, e: float = 1.0, radius: float = 0.5):

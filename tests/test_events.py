@@ -202,6 +202,51 @@ def test_ball_falling_onto_a_fixed_sphere_meets_it_at_the_quartic_root():
     assert times[0] == pytest.approx(t_hit, rel=1e-13)
 
 
+# ------------------------------------------------------------------ resting under gravity: hops
+
+
+def ball_on_fixed_sphere():
+    """A ball (e = 0.5) resting on top of a fixed sphere, touching, under gravity."""
+    w = EventWorld(dim=3, gravity=(0.0, 0.0, -9.81))
+    w.add_body(position=(0.0, 0.0, 0.0), radius=1.0, fixed=True)
+    w.add_body(position=(0.0, 0.0, 1.5), mass=1.0, radius=0.5, restitution=0.5)
+    return w
+
+
+def two_balls_stacked_on_a_floor():
+    """Two balls (e = 0.5, masses 1 and 2) stacked on a floor, touching, under gravity."""
+    w = EventWorld(dim=3, gravity=(0.0, 0.0, -9.81))
+    w.add_wall(point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0))
+    w.add_body(position=(0.0, 0.0, 0.5), mass=1.0, radius=0.5, restitution=0.5)
+    w.add_body(position=(0.0, 0.0, 1.5), mass=2.0, radius=0.5, restitution=0.5)
+    return w
+
+
+@pytest.mark.parametrize("make", [ball_on_fixed_sphere, two_balls_stacked_on_a_floor])
+def test_bodies_resting_on_a_body_under_gravity_hop_in_place(make):
+    # Two bodies pressed together by gravity have no resting force in the event engine: each time they
+    # meet the pair "hops", leaving at the resting speed v_rest (their opening speed 2 sqrt(2 g tol S) =
+    # 2.8e-4 m/s is smaller). A hop of period 2 v_rest / g rises at most v_rest^2 / (2 g) = 5.1e-8 m,
+    # and gives the pair at most the kinetic energy of its bodies at v_rest. They must stay in place for
+    # a second without an error (without hops: "crushed" at t = 0).
+    w = make()
+    g, v_rest = 9.81, w.config.resting_speed
+    x0, e0 = w.positions.copy(), w.total_energy()
+    movable = ~w.fixed
+    # the rise of a hop, and the contact tolerance of each of the (at most two) contacts below a body
+    rise = v_rest**2 / (2 * g) + 2 * w.config.contact_tolerance * 2.0
+    gain = 0.5 * w.masses[movable].sum() * v_rest**2 + 1e-12 * abs(e0)  # and round-off of the energy
+    with pytest.warns(InelasticCollapseWarning, match="[1-9][0-9]* hops of bodies pressed together"):
+        for k in range(100):
+            w.run(until=0.01 * (k + 1))
+            assert np.abs(w.positions[:, 2] - x0[:, 2]).max() <= rise
+            np.testing.assert_array_equal(w.positions[:, :2], 0.0)  # every normal is vertical
+            assert w.total_energy() - e0 <= gain
+    assert w.time == 1.0
+    np.testing.assert_array_equal(w.velocities[:, :2], 0.0)
+    assert np.abs(w.velocities[movable, 2]).max() <= v_rest + 1e-12  # never faster than a hop (or its return)
+
+
 # ------------------------------------------------------------------ inelastic collapse
 
 
@@ -231,6 +276,24 @@ def test_tc_model_makes_rapid_impacts_elastic():
         w.run(until=10.0)
     assert w.event_count < 100
     assert w.momentum()[0] == pytest.approx(1.0, rel=1e-14)
+
+
+def test_tc_model_makes_only_the_impact_within_tc_elastic():
+    # e = 0.5, equal masses. Ball 0 (1 m/s) hits ball 1 at t = 0.5: (0.25, 0.75, 0). Ball 1 hits ball 2,
+    # 0.075 m ahead, 0.1 s later, within tc = 0.15 s of its last impact: elastic, (0.25, 0, 0.75). Ball 0
+    # meets ball 1 again 0.2 s later, more than tc after both their impacts: e = 0.5, (0.0625, 0.1875, 0.75).
+    # (Were the second impact inelastic: (0.25, 0.1875, 0.5625), and then ball 0 would hit ball 1 again.)
+    w = EventWorld(dim=3, tc=0.15)
+    w.add_bodies([[0.0, 0, 0], [1.5, 0, 0], [2.575, 0, 0]], [[1.0, 0, 0], [0.0, 0, 0], [0.0, 0, 0]], masses=1.0,
+                 radii=0.5, restitution=0.5)  # fmt: skip
+    impacts = []
+    w.on_impact(lambda imp: impacts.append((imp.i, imp.j, imp.restitution, imp.approach_speed)))
+    with pytest.warns(InelasticCollapseWarning, match="1 impacts made elastic by the TC model"):
+        w.run(until=10.0)
+    # speeds are sums of powers of 2 (exact in floating point); only the timing carries round-off
+    assert impacts == [(0, 1, 0.5, 1.0), (1, 2, 1.0, 0.75), (0, 1, 0.5, 0.25)]
+    np.testing.assert_array_equal(w.velocities[:, 0], [0.0625, 0.1875, 0.75])
+    assert w.kinetic_energy() == 0.5 * (0.0625**2 + 0.1875**2 + 0.75**2)
 
 
 # ------------------------------------------------------------------ restart, callbacks, input

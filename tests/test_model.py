@@ -125,3 +125,93 @@ def test_fixed_body_mass_optional_and_views(world):
     assert world.kinetic_energy() == pytest.approx(1.0)
     np.testing.assert_allclose(world.momentum(), (2, 0, 0))
     assert world.positions.shape == (2, 3) and world.radii.shape == (2,)
+
+
+# ------------------------------------------------------------------ contracts: non-finite input is named
+
+
+def _world3():
+    w = carom.World(dim=3)
+    w.add_body(position=(0, 0, 0), mass=1.0, radius=0.5)
+    return w
+
+
+INF, NAN = math.inf, math.nan
+
+# (call, field, value): the ValueError must name the field and show the offending value as Python prints it
+BAD_INPUT = [
+    (lambda w: w.add_body(position=(5, 0, INF), mass=1.0), "position", "inf"),
+    (lambda w: w.add_body(position=(5, 0, 0), velocity=(0, -INF, 0), mass=1.0), "velocity", "-inf"),
+    (lambda w: w.add_body(position=(5, 0, 0), mass=NAN), "mass", "nan"),
+    (lambda w: w.add_body(position=(5, 0, 0), mass=1.0, radius=INF), "radius", "inf"),
+    (lambda w: w.add_body(position=(5, 0, 0), mass=1.0, restitution=INF), "restitution", "inf"),
+    (lambda w: w.add_body(position=(5, 0, 0), mass=1.0, restitution=NAN), "restitution", "nan"),
+    (lambda w: w.add_body(position=(5, 0, 0), mass=1.0, drag_coefficient=INF), "drag_coefficient", "inf"),
+    (lambda w: w.add_bodies([(5, 0, 0), (INF, 0, 0)], masses=1.0, radii=0.5), r"position\[1\]", "inf"),
+    (lambda w: w.add_bodies([(5, 0, 0), (7, 0, 0)], [(0, 0, 0), (NAN, 0, 0)], masses=1.0), r"velocity\[1\]", "nan"),
+    (lambda w: w.add_bodies([(5, 0, 0), (7, 0, 0)], masses=[1.0, NAN]), r"mass\[1\]", "nan"),
+    (lambda w: w.add_bodies([(5, 0, 0), (7, 0, 0)], masses=1.0, radii=[0.5, INF]), r"radius\[1\]", "inf"),
+    (lambda w: w.add_bodies([(5, 0, 0), (7, 0, 0)], masses=1.0, restitution=[NAN, 0.5]), r"restitution\[0\]", "nan"),
+    (lambda w: w.add_wall(point=(0, 0, -INF), normal=(0, 0, 1)), "wall point", "-inf"),
+    (lambda w: w.add_wall(point=(0, 0, -1), normal=(0, NAN, 1)), "wall normal", "nan"),
+    (lambda w: w.add_wall(point=(0, 0, -1), normal=(0, 0, 1), restitution=INF), "wall restitution", "inf"),
+    (lambda w: w.add_wall(point=(0, 0, -1), normal=(0, 0, 1), restitution=NAN), "wall restitution", "nan"),
+    (lambda w: w.add_box(lower=(-INF, -1, -1), upper=(1, 1, 1)), "box lower", "-inf"),
+    (lambda w: w.add_box(lower=(-1, -1, -1), upper=(1, NAN, 1)), "box upper", "nan"),
+    (lambda w: w.add_box(lower=(-1, -1, -1), upper=(1, 1, 1), restitution=NAN), "box restitution", "nan"),
+    (lambda w: w.set_pair_restitution(0, 0, NAN), "pair restitution", "nan"),
+    (lambda w: w.step(INF), "dt", "inf"),
+    (lambda w: w.step(NAN), "dt", "nan"),
+    (lambda w: w.run(until=1.0, dt=INF), "dt", "inf"),
+    (lambda w: w.run(until=NAN, dt=0.1), "until", "nan"),
+    (lambda w: w.run(until=INF, dt=0.1), "until", "inf"),
+    (lambda w: carom.Config(resting_speed=INF), r"Config\.resting_speed", "inf"),
+    (lambda w: carom.Config(contact_tolerance=NAN), r"Config\.contact_tolerance", "nan"),
+    (lambda w: carom.Config(max_rounds=INF), r"Config\.max_rounds", "inf"),
+    (lambda w: carom.World(dim=3, gravity=(0, 0, -INF)), "gravity", "-inf"),
+    (lambda w: carom.NBodyGravity(softening=INF), "softening", "inf"),
+    (lambda w: carom.EventWorld(dim=3, tc=INF), "tc", "inf"),
+    (lambda w: carom.EventWorld(dim=3).run(until=NAN), "until", "nan"),
+    (lambda w: carom.EventWorld(dim=3).run(until=INF), "until", "inf"),
+]
+
+
+@pytest.mark.parametrize(("call", "field", "value"), BAD_INPUT)
+def test_non_finite_input_is_rejected_naming_the_field_and_the_value(call, field, value):
+    w = _world3()
+    # the field, then (after "must be ...") the value itself, not a longer number that contains it
+    with pytest.raises(ValueError, match=rf"{field}(?!\w).*(?<![\w.]){value}\b"):
+        call(w)
+    assert w.n_bodies == 1 and w.walls.n == 0 and w.time == 0.0  # nothing was added or moved
+
+
+@pytest.mark.xfail(strict=True, reason="the message says 'mass must be finite for a body that is not fixed' "
+                   "without the offending value")  # fmt: skip
+def test_infinite_mass_of_a_free_body_is_rejected_naming_the_value():
+    w = _world3()
+    with pytest.raises(ValueError, match=r"mass\b.*(?<![\w.])inf\b"):
+        w.add_body(position=(5, 0, 0), mass=INF)
+    assert w.n_bodies == 1
+
+
+def test_infinite_mass_of_a_free_body_is_rejected():
+    # (what is rejected today, naming the field; see the xfail above for the value)
+    w = _world3()
+    with pytest.raises(ValueError, match="mass must be finite for a body that is not fixed"):
+        w.add_body(position=(5, 0, 0), mass=INF)
+    assert w.n_bodies == 1
+
+
+@pytest.mark.xfail(strict=True, reason="add_bodies rejects mass 0 for every body (mass must be > 0), fixed too")
+def test_a_fixed_body_accepts_mass_zero_and_attracts_nothing():
+    w = carom.World(dim=3)
+    gravity = w.add_force(carom.NBodyGravity(G=1.0))
+    i = w.add_body(position=(0, 0, 0), radius=1.0, fixed=True, mass=0.0)
+    j = w.add_body(position=(3, 0, 0), mass=1.0, radius=0.5)
+    assert w.masses[i] == 0.0 and w.fixed[i]
+    acc = np.zeros((2, 3))
+    gravity.accelerate(w, 0.0, acc)
+    np.testing.assert_array_equal(acc, 0.0)  # the free body is the only other one: nothing attracts it
+    assert w.potential_energy() == 0.0
+    w.run(until=1.0, dt=0.1)
+    np.testing.assert_array_equal(w.positions[j], (3, 0, 0))
