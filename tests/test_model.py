@@ -185,8 +185,6 @@ def test_non_finite_input_is_rejected_naming_the_field_and_the_value(call, field
     assert w.n_bodies == 1 and w.walls.n == 0 and w.time == 0.0  # nothing was added or moved
 
 
-@pytest.mark.xfail(strict=True, reason="the message says 'mass must be finite for a body that is not fixed' "
-                   "without the offending value")  # fmt: skip
 def test_infinite_mass_of_a_free_body_is_rejected_naming_the_value():
     w = _world3()
     with pytest.raises(ValueError, match=r"mass\b.*(?<![\w.])inf\b"):
@@ -195,14 +193,12 @@ def test_infinite_mass_of_a_free_body_is_rejected_naming_the_value():
 
 
 def test_infinite_mass_of_a_free_body_is_rejected():
-    # (what is rejected today, naming the field; see the xfail above for the value)
     w = _world3()
     with pytest.raises(ValueError, match="mass must be finite for a body that is not fixed"):
         w.add_body(position=(5, 0, 0), mass=INF)
     assert w.n_bodies == 1
 
 
-@pytest.mark.xfail(strict=True, reason="add_bodies rejects mass 0 for every body (mass must be > 0), fixed too")
 def test_a_fixed_body_accepts_mass_zero_and_attracts_nothing():
     w = carom.World(dim=3)
     gravity = w.add_force(carom.NBodyGravity(G=1.0))

@@ -183,10 +183,14 @@ class Model:
             mass = np.full(k, np.inf)
         else:
             mass = per_body("mass", masses, allow_inf=True)
-            for idx in np.flatnonzero(~(mass > 0)):
-                raise ValueError(f"{field('mass', idx)} must be > 0, got {float(mass[idx])!r}")
+            # a fixed body may have mass 0 (it attracts nothing); a free one needs 0 < mass < inf
+            for idx in np.flatnonzero(~((mass > 0) | (fix & (mass == 0)))):
+                rule = ">= 0 for a fixed body" if fix[idx] else "> 0"
+                raise ValueError(f"{field('mass', idx)} must be {rule}, got {float(mass[idx])!r}")
             for idx in np.flatnonzero(np.isinf(mass) & ~fix):
-                raise ValueError(f"{field('mass', idx)} must be finite for a body that is not fixed")
+                raise ValueError(
+                    f"{field('mass', idx)} must be finite for a body that is not fixed, got {float(mass[idx])!r}"
+                )
 
         self._check_overlaps(pos, rad, _single)
         inertia_factor = ball_inertia_factor(dim)
