@@ -398,10 +398,11 @@ def test_pair_delay_is_the_closing_root_or_inf(x, v, contact_distance, horizon):
     from carom.events.predict import pair_delay
     from carom.events.state import make_params
 
-    p = make_params(EventWorld(dim=3), 1.0)
-    delay = pair_delay(*x, *v, 0.0, 0.0, 0.0, contact_distance, horizon, p)
+    p = make_params(EventWorld(dim=3), 1.0, 0.0)
+    slack = p.tol * contact_distance / 2  # `touch_slack` of two equal balls near the origin
+    delay = pair_delay(*x, *v, 0.0, 0.0, 0.0, contact_distance, slack, horizon, p)
     xx, xv, vv = np.dot(x, x), np.dot(x, v), np.dot(v, v)
-    reach = contact_distance * (1.0 + p.tol)
+    reach = contact_distance + slack
     if xx <= reach * reach:
         return  # touching: decided by `_pair_state` (now, or never in straight relative flight)
     c0 = xx - contact_distance**2

@@ -194,3 +194,63 @@ def test_random_scenes_with_moving_fixed_bodies_run_or_stop_with_a_clear_error(s
                 assert np.all(x[i] >= r[i] * (1 - 1e-8)) and np.all(x[i] <= 3.0 - r[i] * (1 - 1e-8)), i
         if stopped:
             break
+
+
+# ------------------------------------------------------------------ one touching rule
+
+
+@pytest.mark.parametrize("engine", ["World", "EventWorld"])
+@pytest.mark.parametrize("ratio", [0.5, 0.99, 1.01, 4.0])
+def test_both_engines_touch_within_the_tolerance_of_the_smaller_radius(engine, ratio):
+    """Ball A (R = 0.25) strikes ball B (R = 1) whose gap to ball C (R = 0.25) is ``ratio`` times the
+    touching slack, ``contact_tolerance`` times the *smaller* radius (the round-off part is ~1e-16 m here).
+    Within it B and C touch, so B's impact on C is solved in the same instant as A's on B (the second round);
+    beyond it B crosses the gap first, ``gap / v_B`` later. Both engines follow one rule (EventWorld once
+    took the sum of the radii: a gap of 4 slacks still touched there). A tolerance of 1e-6 puts the edge
+    far above round-off; the times are exact to round-off (1e-15 s)."""
+    tol = 1e-6
+    slack = tol * 0.25
+    gap = ratio * slack
+    w = getattr(carom, engine)(dim=2, config=carom.Config(contact_tolerance=tol))
+    a = w.add_body(position=(0.0, 0.0), velocity=(1.0, 0.0), mass=1.0, radius=0.25)
+    b = w.add_body(position=(2.0, 0.0), mass=2.0, radius=1.0)
+    c = w.add_body(position=(2.0 + 1.25 + gap, 0.0), mass=1.0, radius=0.25)
+    times = {}
+    w.on_impact(lambda imp: times.setdefault((min(imp.i, imp.j), max(imp.i, imp.j)), imp.time))
+    if engine == "World":
+        w.run(until=1.0, dt=0.01)
+    else:
+        w.run(until=1.0)
+    t_ab = 0.75  # A covers the gap of 0.75 m at 1 m/s
+    v_b = 2.0 / 3.0  # elastic, masses 1 and 2: B leaves at 2 m1 u / (m1 + m2)
+    assert times[(a, b)] == pytest.approx(t_ab, rel=0, abs=1e-15)
+    if ratio < 1.0:
+        assert times[(b, c)] == times[(a, b)]  # one instant, solved in rounds
+    else:
+        assert times[(b, c)] == pytest.approx(t_ab + gap / v_b, rel=0, abs=1e-15)
+    # either way the same elastic exchanges: A back at -1/3, then B (2/3) on C: 2/9 and 8/9 (to round-off)
+    np.testing.assert_allclose(w.velocities[:, 0], [-1.0 / 3.0, 2.0 / 9.0, 8.0 / 9.0], rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("engine", ["World", "EventWorld"])
+@pytest.mark.parametrize("ratio", [0.5, 4.0])
+def test_both_engines_touch_a_wall_within_the_tolerance_of_the_radius(engine, ratio):
+    """The same for a wall: ball B (R = 1) at ``ratio`` times ``tol R`` from a wall is struck by A; within
+    the slack its rebound off the wall is solved in A's instant, beyond it ``gap / v_B`` later."""
+    tol = 1e-6
+    gap = ratio * tol * 1.0
+    w = getattr(carom, engine)(dim=2, config=carom.Config(contact_tolerance=tol))
+    w.add_wall(point=(3.0 + gap, 0.0), normal=(-1.0, 0.0))
+    a = w.add_body(position=(0.0, 0.0), velocity=(1.0, 0.0), mass=1.0, radius=0.25)
+    b = w.add_body(position=(2.0, 0.0), mass=2.0, radius=1.0)
+    times = {}
+    w.on_impact(lambda imp: times.setdefault((imp.i, imp.j), imp.time))
+    if engine == "World":
+        w.run(until=0.9, dt=0.01)
+    else:
+        w.run(until=0.9)
+    assert times[(a, b)] == pytest.approx(0.75, rel=0, abs=1e-15)
+    if ratio < 1.0:
+        assert times[(b, -1)] == times[(a, b)]
+    else:
+        assert times[(b, -1)] == pytest.approx(0.75 + gap / (2.0 / 3.0), rel=0, abs=1e-15)

@@ -27,8 +27,9 @@ class Config:
     """Numerical tolerances. The defaults suit bodies from millimetres to planets."""
 
     #: Two bodies (or a body and a wall) *touch* when their gap is at most this fraction of the smaller
-    #: radius (of the body's radius, for a wall). Touching contacts are solved together; overlaps smaller
-    #: than this are never reported. Dimensionless.
+    #: radius (of the body's radius, for a wall), plus ``ROUNDOFF`` times their coordinates' magnitude; the
+    #: same rule in both engines. Touching contacts are solved together; overlaps smaller than this are
+    #: never reported. Dimensionless.
     contact_tolerance: float = 1e-9
     #: Normal approach speed (m/s) below which an impact with e < 1 is treated as *resting contact*:
     #: it is made perfectly inelastic (e = 0), is not counted as an impact, and the contact then carries

@@ -14,6 +14,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ..config import ROUNDOFF
 from ..intrinsics import prefetch
 from ..narrowphase.roots import quadratic_crossing
 from .state import CELL, FACE, NEXT, PREV, A, Geometry, V, X
@@ -21,16 +22,17 @@ from .state import CELL, FACE, NEXT, PREV, A, Geometry, V, X
 INF = math.inf
 
 
-def new_grid(body: np.ndarray, link: np.ndarray, dim: int, box, tol: float):
+def new_grid(body: np.ndarray, link: np.ndarray, dim: int, box, tol: float, size: float):
     """Cells for the bodies of ``body``, ``box`` = (lower, upper) of a periodic box or None; fills the
     cell columns of ``link`` and returns (geometry, head, chain) (see `carom.events.state`).
 
-    Cells are at least ``2 max(radius) (1 + 2 tol)`` wide, and there are at most about 2 n + 64 of them
-    (wider cells when the bodies are sparse)."""
+    Cells are at least ``2 max(radius) (1 + 2 tol) + 2 ROUNDOFF size`` wide (more than the touching reach
+    of the largest pair, `carom.narrowphase.spheres.touch_slack`, for coordinates up to ``size``), and
+    there are at most about 2 n + 64 of them (wider cells when the bodies are sparse)."""
     from .state import RADIUS
 
     n = len(body)
-    d_max = 2.0 * float(body[:, RADIUS].max(initial=0.0)) * (1.0 + 2.0 * tol)
+    d_max = 2.0 * float(body[:, RADIUS].max(initial=0.0)) * (1.0 + 2.0 * tol) + 2.0 * ROUNDOFF * size
     lower = np.zeros(3)
     extent = np.ones(3)
     periodic = np.zeros(3, dtype=bool)

@@ -20,7 +20,7 @@ import math
 
 from numba import njit
 
-from ..narrowphase.spheres import pair_contact_time, wall_contact_time
+from ..narrowphase.spheres import pair_contact_time, touch_slack, wall_contact_time, wall_touch_slack
 from .cells import cells_around, prefetch_first
 from .state import (
     COUNT,
@@ -122,21 +122,21 @@ def relative_state(body, geo, p, i, j, t):
 
 
 @njit(cache=True, _nrt=False)
-def opening_speed(pressing, size, tol):
+def opening_speed(pressing, slack):
     """Least separation speed (m/s) at which a contact pressed together with normal acceleration
-    ``pressing`` (m/s^2) opens beyond 4 contact tolerances (``tol`` times ``size``, m) before it closes
-    again: slower, its return would pass unseen inside the tolerance, where bodies count as touching."""
-    return 2.0 * math.sqrt(2.0 * pressing * tol * size)
+    ``pressing`` (m/s^2) opens beyond 4 times its touching slack (m, `touch_slack`) before it closes
+    again: slower, its return would pass unseen inside the slack, where bodies count as touching."""
+    return 2.0 * math.sqrt(2.0 * pressing * slack)
 
 
 @njit(cache=True, _nrt=False)
-def pair_state(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, p):
-    """(touching, now) for a pair in relative state x, v, a: touching within the tolerance, and either
+def pair_state(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, slack, p):
+    """(touching, now) for a pair in relative state x, v, a: touching (gap within ``slack``, m), and either
     approaching faster than ``speed_tol``, or pressed together (normal acceleration of approach above
     ``accel_tol``, enough to beat the centripetal part ``|v|^2 / D``) and separating slower than half
     the hop speed (see `resolve`)."""
     xx = x0 * x0 + x1 * x1 + x2 * x2
-    reach = contact_distance * (1.0 + p.tol)
+    reach = contact_distance + slack
     if xx > reach * reach:
         return False, False
     dist = math.sqrt(xx)
@@ -148,12 +148,12 @@ def pair_state(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, p):
     if pressing <= p.accel_tol:
         return True, False
     vv = v0 * v0 + v1 * v1 + v2 * v2
-    hop = max(p.resting_speed, opening_speed(pressing, contact_distance, p.tol))
+    hop = max(p.resting_speed, opening_speed(pressing, slack))
     return True, vv + xa < -p.accel_tol * dist and xv < 0.5 * hop * dist
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def pair_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, horizon, p):
+def pair_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, slack, horizon, p):
     """Delay until a pair in relative state x, v, a touches: 0 if now, inf if not within ``horizon``,
     -1 if the accelerations differ and it needs the general (quartic) solver.
 
@@ -164,9 +164,9 @@ def pair_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, horizon, p)
     (that branch cost a fifth of a gas run's time). Hence also IEEE arithmetic, ``error_model="numpy"``,
     here and in the kernels it is inlined into."""
     xx = x0 * x0 + x1 * x1 + x2 * x2
-    reach = contact_distance * (1.0 + p.tol)
+    reach = contact_distance + slack
     if xx <= reach * reach:  # touching: now, or (in straight relative flight) separating
-        if pair_state(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, p)[1]:
+        if pair_state(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, slack, p)[1]:
             return 0.0
         return -1.0 if (a0 != 0.0 or a1 != 0.0 or a2 != 0.0) else INF
     if a0 != 0.0 or a1 != 0.0 or a2 != 0.0:
@@ -195,13 +195,13 @@ def wall_state(body, walls, p, b, k, t):
         gap += (moved(body[b, X + d], body[b, V + d], body[b, A + d], h) - walls[k, WALL_POINT + d]) * n
         ns += (body[b, V + d] + body[b, A + d] * h) * n
         na += body[b, A + d] * n
-    touching = gap <= p.tol * body[b, RADIUS]
+    touching = gap <= wall_touch_slack(body[b, RADIUS], p.size, p.tol)
     now = touching and (-ns > p.speed_tol or (ns <= p.speed_tol and na < -p.accel_tol))
     return touching, now, gap, ns, na
 
 
 @njit(cache=True, _nrt=False)
-def _quartic_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, horizon, p, rel):
+def _quartic_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, slack, horizon, p, rel):
     """`pair_delay` for unequal accelerations, by `carom.narrowphase` on a finite horizon: no root of
     f(t) = |x + v t + a t^2 / 2|^2 - D^2 = sum c_k t^k lies beyond the Cauchy bound 1 + max |c_k / c_4|.
     ``rel`` is (3, 3) scratch."""
@@ -219,8 +219,7 @@ def _quartic_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, horizon
     rel[1, 0], rel[1, 1], rel[1, 2] = v0, v1, v2
     rel[2, 0], rel[2, 1], rel[2, 2] = a0, a1, a2
     # "Now" was decided by the caller (speed_tol inf); a touching pair is sought again once its gap has
-    # opened beyond the tolerance (here a fraction of the contact distance), however slowly it separates.
-    slack = p.tol * contact_distance
+    # opened beyond its slack, however slowly it separates.
     return pair_contact_time(rel[0], rel[1], rel[2], contact_distance, slack, min(horizon, bound), INF)
 
 
@@ -233,15 +232,17 @@ def _bodies_delay(body, p, b, j, horizon, x0, x1, x2, v0, v1, v2):
     a0, a1, a2 = 0.0, 0.0, 0.0
     if p.has_gravity:
         a0, a1, a2 = body[j, A] - body[b, A], body[j, A + 1] - body[b, A + 1], body[j, A + 2] - body[b, A + 2]
-    return pair_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, body[b, RADIUS] + body[j, RADIUS], horizon, p)
+    rb, rj = body[b, RADIUS], body[j, RADIUS]
+    return pair_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, rb + rj, touch_slack(rb, rj, p.size, p.tol), horizon, p)
 
 
 @njit(cache=True, _nrt=False)
 def _general_delay(body, p, rel, b, j, horizon, x0, x1, x2, v0, v1, v2):
     """`_bodies_delay` for unequal accelerations (the quartic; ``rel`` is (3, 3) scratch)."""
     a0, a1, a2 = body[j, A] - body[b, A], body[j, A + 1] - body[b, A + 1], body[j, A + 2] - body[b, A + 2]
-    s = body[b, RADIUS] + body[j, RADIUS]
-    return _quartic_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, s, horizon, p, rel)
+    rb, rj = body[b, RADIUS], body[j, RADIUS]
+    slack = touch_slack(rb, rj, p.size, p.tol)
+    return _quartic_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, rb + rj, slack, horizon, p, rel)
 
 
 @njit(cache=True, inline="always")
@@ -310,7 +311,8 @@ def set_prediction(body, link, walls, p, b, t, best, partner):
     if body[b, INV_MASS] != 0.0:
         for k in range(walls.shape[0]):
             _, now, gap, ns, na = wall_state(body, walls, p, b, k, t)
-            delay = 0.0 if now else wall_contact_time(gap, ns, na, p.tol * body[b, RADIUS], best - t, INF)
+            slack = wall_touch_slack(body[b, RADIUS], p.size, p.tol)
+            delay = 0.0 if now else wall_contact_time(gap, ns, na, slack, best - t, INF)
             if t + delay < best:
                 best = t + delay
                 partner = -1 - k

@@ -44,6 +44,7 @@ from ..contact.solver import solve_contacts, solve_one
 from ..errors import CONTACTS_FULL, CRUSHED, LOG_FULL, OK, RUNAWAY
 from ..intrinsics import prefetch
 from ..materials import pair_restitution
+from ..narrowphase.spheres import touch_slack, wall_touch_slack
 from .calendar import update_key
 from .cells import cells_around, move_to_cell, next_crossing, prefetch_first
 from .predict import (
@@ -161,7 +162,7 @@ def _gather(body, link, head, chain, geo, walls, p, ct, sums, b, t, n_cl, nc):
         x1 = near_x[k, 1] = nearest_image(xj1 - xb1, p1, l1)
         x2 = near_x[k, 2] = nearest_image(xj2 - xb2, p2, l2)
         xx = x0 * x0 + x1 * x1 + x2 * x2
-        reach = (body[b, RADIUS] + body[j, RADIUS]) * (1.0 + p.tol)
+        reach = body[b, RADIUS] + body[j, RADIUS] + touch_slack(body[b, RADIUS], body[j, RADIUS], p.size, p.tol)
         if (0.0 < xx <= reach * reach and not flags[j, GATHERED]
                 and (body[b, INV_MASS] != 0.0 or body[j, INV_MASS] != 0.0)):  # fmt: skip
             dist = math.sqrt(xx)
@@ -186,7 +187,8 @@ def _now(body, geo, walls, p, cint, c, t):
     j = cint[c, CJ]
     if j >= 0:
         x0, x1, x2, v0, v1, v2, a0, a1, a2 = relative_state(body, geo, p, i, j, t)
-        return pair_state(x0, x1, x2, v0, v1, v2, a0, a1, a2, body[i, RADIUS] + body[j, RADIUS], p)[1]
+        ri, rj = body[i, RADIUS], body[j, RADIUS]
+        return pair_state(x0, x1, x2, v0, v1, v2, a0, a1, a2, ri + rj, touch_slack(ri, rj, p.size, p.tol), p)[1]
     # walls: approaching only; a body pressed onto a wall is given a resting acceleration instead
     return -wall_state(body, walls, p, i, -1 - j, t)[3] > p.speed_tol
 
@@ -212,7 +214,8 @@ def _impact_law(body, walls, keys, values, p, cint, cflt, c, t, capped):
         for d in range(3):
             pressing += (body[i, A + d] - body[j, A + d]) * cflt[c, NORMAL + d]
         if pressing > p.accel_tol:
-            hop = max(p.resting_speed, opening_speed(pressing, body[i, RADIUS] + body[j, RADIUS], p.tol))
+            hop = max(p.resting_speed, opening_speed(pressing, touch_slack(body[i, RADIUS], body[j, RADIUS], p.size,
+                                                                            p.tol)))  # fmt: skip
             return (hop, HOP) if e * u < hop else (e * u, kind)
         if kind == ELASTIC_TC:
             return u, kind
@@ -318,7 +321,8 @@ def rest_on_walls(body, walls, p, wall_idx, wall_flt, b, t):
         pressing = 0.0
         for d in range(3):
             pressing -= p.gravity[d] * walls[k, WALL_NORMAL + d]
-        rests = ns <= p.speed_tol or (pressing > p.accel_tol and ns < opening_speed(pressing, body[b, RADIUS], p.tol))
+        hop = opening_speed(pressing, wall_touch_slack(body[b, RADIUS], p.size, p.tol))
+        rests = ns <= p.speed_tol or (pressing > p.accel_tol and ns < hop)
         if touching and rests:
             wall_idx[m, 1] = -1 - k
             wall_idx[m, 2] = m

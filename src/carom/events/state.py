@@ -85,7 +85,8 @@ class Geometry(NamedTuple):
 class Params(NamedTuple):
     """Tolerances and settings of one call."""
 
-    tol: float  # contact tolerance, fraction of the sum of radii
+    tol: float  # contact tolerance, fraction of the smaller radius (`carom.narrowphase.spheres.touch_slack`)
+    size: float  # m: the largest coordinate magnitude, for the round-off part of the touching rule
     speed_tol: float  # m/s: approach speeds up to this count as zero
     accel_tol: float  # m/s^2: normal accelerations up to this count as zero
     resting_speed: float  # m/s
@@ -159,10 +160,24 @@ def scene_arrays(world) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return (walls, *world.pair_restitution_arrays())
 
 
-def make_params(world, speed_scale: float) -> Params:
+def coordinate_size(world) -> float:
+    """The largest coordinate magnitude (m) of ``world``'s bodies, walls and periodic box: the ``size`` of
+    the touching rule's round-off allowance, ``ROUNDOFF * size`` (`carom.narrowphase.spheres.touch_slack`),
+    for every pair. `World` takes each pair's own coordinates; an event kernel cannot, since a pair's
+    touching test must give the same answer wherever it is made, and bodies are at different times there."""
+    n = world.bodies.n
+    size = float(np.abs(world.bodies.position[:n]).max(initial=0.0))
+    size = max(size, float(np.abs(world.walls.point).max(initial=0.0)))
+    if world._box is not None:
+        size = max(size, float(np.abs(np.concatenate(world._box)).max()))
+    return size
+
+
+def make_params(world, speed_scale: float, size: float) -> Params:
     """Kernel settings for ``world`` (an `EventWorld`); ``speed_scale`` (m/s) sets the round-off floor
     of speeds, ``Config.speed_tolerance * speed_scale``, and the runaway speed, ``Config.max_speed_ratio *
-    speed_scale``."""
+    speed_scale``; ``size`` (m) that of the touching rule's round-off (`coordinate_size`). Both are fixed
+    when the engine is built, so that a restart is exact."""
     from ..materials import RULE_CODES
 
     cfg: Config = world.config
@@ -170,7 +185,7 @@ def make_params(world, speed_scale: float) -> Params:
     g[: world.dim] = world.gravity
     g_norm = float(np.linalg.norm(g))
     return Params(
-        tol=cfg.contact_tolerance, speed_tol=cfg.speed_tolerance * speed_scale,
+        tol=cfg.contact_tolerance, size=size, speed_tol=cfg.speed_tolerance * speed_scale,
         accel_tol=cfg.speed_tolerance * g_norm, resting_speed=cfg.resting_speed,
         max_speed=cfg.max_speed_ratio * speed_scale, max_still=cfg.max_body_events + 10 * world.bodies.n,
         tc=world.tc,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial import cKDTree
 
-from ..config import DEFAULT, Config
+from ..config import DEFAULT, ROUNDOFF, Config
 from ..errors import (
     CONTACTS_FULL,
     CRUSHED,
@@ -48,6 +48,7 @@ class _Engine:
     key: np.ndarray
     tree: np.ndarray
     speed_scale: float  # m/s, sets the round-off floor Config.speed_tolerance * speed_scale
+    size: float  # m: the coordinate magnitude of the touching rule's round-off allowance (`st.coordinate_size`)
     contacts: Contacts | None = None
     still: int = 0  # events in a row whose time did not advance beyond round-off (see `carom.events.loop`)
     still_time: float = -math.inf  # s: the time of the last of them
@@ -58,6 +59,7 @@ class _Engine:
                                                      ("head", self.head), ("chain", self.chain))}  # fmt: skip
         out.update({f"engine_{k}": np.array(v) for k, v in self.geo._asdict().items()})
         out["engine_speed_scale"] = self.speed_scale
+        out["engine_size"] = self.size
         return out
 
     @classmethod
@@ -73,6 +75,7 @@ class _Engine:
             Geometry(*(tuple(np.asarray(state[f"engine_{k}"]).tolist()) for k in Geometry._fields)),
             np.array(state["engine_head"], dtype=np.int32), np.array(state["engine_chain"], dtype=np.int32), key,
             tree, float(state["engine_speed_scale"]),
+            float(state.get("engine_size", np.abs(body[:, st.X : st.X + 3]).max(initial=0.0))),
         )  # fmt: skip
 
 
@@ -154,7 +157,9 @@ class EventWorld(Model):
         d = np.abs(x[pairs[:, 0]] - x[pairs[:, 1]])
         d = np.minimum(d, (hi - lo) - d)
         s = r[pairs[:, 0]] + r[pairs[:, 1]]
-        bad = np.flatnonzero(np.linalg.norm(d, axis=1) - s < -self.config.contact_tolerance * s)
+        size = np.maximum(np.abs(x[pairs[:, 0]]).max(axis=1), np.abs(x[pairs[:, 1]]).max(axis=1))
+        slack = self.config.contact_tolerance * np.minimum(r[pairs[:, 0]], r[pairs[:, 1]]) + ROUNDOFF * size
+        bad = np.flatnonzero(np.linalg.norm(d, axis=1) - s < -slack)
         if len(bad):
             p, q = pairs[bad[0]]
             raise ValueError(
@@ -188,7 +193,7 @@ class EventWorld(Model):
         """Run the event loop to t_end or max_events; return the time of the last event (-inf if none)."""
         eng = self._ensure_engine()
         walls, keys, values = st.scene_arrays(self)
-        params = st.make_params(self, eng.speed_scale)
+        params = st.make_params(self, eng.speed_scale, eng.size)
         if eng.contacts is None:
             eng.contacts = st.new_contacts(len(eng.body), self.walls.n, self._contact_capacity)
         log_i, log_f = st.new_log(self.config.impact_log_capacity if self._impact_callbacks else 0)
@@ -310,7 +315,8 @@ class EventWorld(Model):
         body[:, st.INV_MASS] = b.inv_mass[:n]
         body[:, st.E] = b.restitution[:n]
         tol = self.config.contact_tolerance
-        geo, head, chain = new_grid(body, link, dim, self._box, tol)
+        size = st.coordinate_size(self)
+        geo, head, chain = new_grid(body, link, dim, self._box, tol, size)
         if self._box is not None:
             side = min(geo.length[:dim])
             diameter = 2.0 * float(b.radius[:n].max(initial=0.0)) * (1.0 + tol)
@@ -319,10 +325,11 @@ class EventWorld(Model):
         extent = math.hypot(*geo.length[:dim])
         speed = float(np.sqrt((b.velocity[:n] ** 2).sum(axis=1).max(initial=0.0)))
         speed_scale = max(speed, math.sqrt(float(np.linalg.norm(self.gravity)) * extent), 1e-300)
-        eng = _Engine(body, link, geo, head, chain, *new_calendar(n), speed_scale,
+        eng = _Engine(body, link, geo, head, chain, *new_calendar(n), speed_scale, size,
                       st.new_contacts(n, self.walls.n, self._contact_capacity))  # fmt: skip
-        start_events(body, link, head, chain, geo, st.scene_arrays(self)[0], st.make_params(self, speed_scale),
-               eng.contacts, eng.key, eng.tree, self.time)  # fmt: skip
+        params = st.make_params(self, speed_scale, size)
+        start_events(body, link, head, chain, geo, st.scene_arrays(self)[0], params, eng.contacts, eng.key, eng.tree,
+                     self.time)  # fmt: skip
         return eng
 
     # ----------------------------------------------------------------- diagnostics

@@ -145,7 +145,7 @@ def wall_slack_bound(b, x, radius, wall_size, tol):
     size = wall_size
     for d in range(x.shape[1]):
         size = max(size, abs(x[b, d]))
-    return tol * radius[b] + ROUNDOFF * size
+    return wall_touch_slack(radius[b], size, tol)
 
 
 @njit(cache=True, inline="always")
@@ -171,12 +171,26 @@ def wall_plane_gap(b, k, x, radius, wall_p, wall_n):
 
 
 @njit(cache=True, inline="always")
+def touch_slack(r_i, r_j, size, tol):
+    """The touching rule of both engines: two balls of radii r_i and r_j (m) touch while their gap is at
+    most this (m): ``tol`` times the smaller radius, plus the round-off of coordinates of magnitude ``size``
+    (m; positions are only known to ``ROUNDOFF * size``)."""
+    return tol * min(r_i, r_j) + ROUNDOFF * size
+
+
+@njit(cache=True, inline="always")
+def wall_touch_slack(r, size, tol):
+    """`touch_slack` of a ball of radius r (m) and a wall: ``tol`` times its radius, plus round-off."""
+    return tol * r + ROUNDOFF * size
+
+
+@njit(cache=True, inline="always")
 def pair_slack(i, j, x, radius, tol):
     """Gap (m) up to which bodies i and j touch: ``tol`` times the smaller radius, plus round-off."""
     size = 0.0
     for d in range(x.shape[1]):
         size = max(size, abs(x[i, d]), abs(x[j, d]))
-    return tol * min(radius[i], radius[j]) + ROUNDOFF * size
+    return touch_slack(radius[i], radius[j], size, tol)
 
 
 @njit(cache=True, inline="always")
@@ -185,7 +199,7 @@ def wall_slack(b, k, x, radius, wall_p, tol):
     size = 0.0
     for d in range(x.shape[1]):
         size = max(size, abs(x[b, d]), abs(wall_p[k, d]))
-    return tol * radius[b] + ROUNDOFF * size
+    return wall_touch_slack(radius[b], size, tol)
 
 
 @njit(cache=True, inline="always")
