@@ -1,4 +1,4 @@
-"""The contact law against its closed forms (REFERENCE.md, Impacts): the impact law, simultaneous contacts
+"""The contact law against its closed forms (docs/physics.md, Impact law): the impact law, simultaneous contacts
 solved in order-free rounds, restitution rules and pair overrides in both engines, merging."""
 
 import math

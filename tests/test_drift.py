@@ -1,4 +1,4 @@
-"""The time-stepped engine's motion within a step (REFERENCE.md: Impacts; Motion between impacts): every
+"""The time-stepped engine's motion within a step (docs/physics.md: Impact law; Motion between impacts): every
 impact found at its exact time whatever the step, nothing tunnelling, impacts caused by acceleration."""
 
 import math

@@ -1,4 +1,4 @@
-"""The event-driven engine against exact physics (REFERENCE.md: Impacts; Motion between impacts)."""
+"""The event-driven engine against exact physics (docs/physics.md: Impact law; Motion between impacts)."""
 
 import math
 
@@ -384,7 +384,7 @@ def test_periodic_boundary_wraps_and_collides_with_the_nearest_image():
 
 
 # ------------------------------------------------------------------ kernels against their closed forms
-# The pair test and the next cell crossing are written without branches (docs/events.md, session 6): a miss
+# The pair test and the next cell crossing are written without branches (docs/performance.md): a miss
 # is an added inf, a face behind the body a select. These check them against the plain formulas.
 
 finite = st.floats(-3.0, 3.0, allow_nan=False)

@@ -1,4 +1,4 @@
-"""Hard-sphere gases against published results (REFERENCE.md: Hard-sphere gases). Reduced units.
+"""Hard-sphere gases against published results (docs/physics.md: Validation). Reduced units.
 
 Statistical errors: each case is one seeded run. The scatter of Z over seeds was measured at 0.06-0.3 %
 (3D, n = 2000, 100 collisions per body) and 0.03-0.2 % (2D), of the Enskog collision rate at 0.05-0.3 %,

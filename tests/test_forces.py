@@ -1,4 +1,4 @@
-"""Forces against exact results (REFERENCE.md: Forces; Motion between impacts)."""
+"""Forces against exact results (docs/physics.md: Forces; Motion between impacts)."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Exact contact times of parabolic paths (REFERENCE.md, Motion between impacts)."""
+"""Exact contact times of parabolic paths (docs/physics.md, Motion between impacts)."""
 
 import math
 

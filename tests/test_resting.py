@@ -1,4 +1,4 @@
-"""Resting contact in the time-stepped engine (REFERENCE.md: Resting contact): the bouncing ball's Zeno
+"""Resting contact in the time-stepped engine (docs/physics.md: Resting contact): the bouncing ball's Zeno
 point, slow touching impacts, piles that settle without overlap or jitter, and resuming inside one."""
 
 import math

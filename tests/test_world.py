@@ -1,4 +1,4 @@
-"""The time-stepped engine as a whole (REFERENCE.md): conservation laws in gases, invariants of random
+"""The time-stepped engine as a whole (docs/physics.md): conservation laws in gases, invariants of random
 scenes (momentum, energy, no overlap, independence of the order of bodies), and a pinned determinism hash.
 Its parts are tested in test_drift (impacts within a step), test_contact_law (the impact law, rounds,
 restitution), test_resting (resting contact, piles) and test_projection (the position projection)."""

@@ -5,7 +5,7 @@ accelerations (free flight under uniform gravity) touch at a root of a quadratic
 cancellation-free form; otherwise (a body resting on a wall against a free one, a free one against a fixed
 one) the contact time is a root of a quartic, found by `carom.narrowphase` (bisection on monotone pieces).
 
-Robustness near contact (Bannerman, Lue & Sargant 2013): a pair whose gap is within the contact tolerance
+Robustness near contact (Bannerman, Strobl, Formella & Pöschel 2014): a pair whose gap is within the contact tolerance
 *touches*. A touching pair collides *now* if it approaches faster than the round-off floor ``speed_tol``,
 or if it is *pressed*: not approaching, but its gap's second derivative is negative (gravity pushing a
 body onto a fixed or resting one). Otherwise its next contact is sought only after its gap has opened

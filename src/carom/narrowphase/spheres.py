@@ -9,7 +9,7 @@ wall when ``n . (x(t) - p) - R = 0``: a quadratic. The contact time is the first
 zero (the gap closing), found by closed form for quadratics and by bisection on monotone pieces (split
 at the roots of the derivative, found the same way one degree down) for higher degrees.
 
-Robustness near contact (after Bannerman, Lue & Sargant 2013): a pair that already touches (gap within
+Robustness near contact (after Bannerman, Strobl, Formella & Pöschel 2014): a pair that already touches (gap within
 the contact tolerance, or overlapping by round-off) is either approaching — then it collides *now*, at
 zero delay — or not, and then its next contact is only sought after its gap has opened beyond the
 tolerance. Round-off can therefore neither let a pair pass through each other nor make it collide again
