@@ -26,6 +26,7 @@ import numpy as np
 
 from . import broadphase
 from .config import DEFAULT, INTEGRATORS, Config
+from .contact.log import new_log
 from .contact.projection import project
 from .errors import CRUSHED, REBUILD, STALLED, ContactError, ContactWarning, crushed_error
 from .forces import Force
@@ -36,7 +37,6 @@ from .step.drift import (
     Bodies,
     Candidates,
     Carried,
-    ImpactLog,
     Materials,
     Outcome,
     Settings,
@@ -84,7 +84,7 @@ class World(Model):
         self._walls_held = False  # whether any wall force is nonzero
         #: Events processed by the drift (impacts, resting contacts made, predictions that came to nothing).
         self.event_count = 0
-        self._log = _empty_log(dim, config.impact_log_capacity)
+        self._log = new_log(config.impact_log_capacity, dim)
         self._work: Work | None = None  # the drift's work arrays, kept between steps
 
     def add_force(self, force: Force) -> Force:
@@ -251,7 +251,7 @@ class World(Model):
                 break
             for arr, old in zip(changed, kept, strict=True):
                 arr[...] = old
-            self._log = _empty_log(bodies.x.shape[1], 2 * out.n_log)
+            self._log = new_log(2 * out.n_log, bodies.x.shape[1])
         self._walls_held = out.walls_held
         self.collision_count += int(out.impacts)
         self.event_count += int(out.events)
@@ -296,17 +296,3 @@ class World(Model):
         self._walls_held = bool(np.any(self._wall_force))
         a0 = state.get("smooth_acceleration")
         self._a0 = None if a0 is None else np.array(a0, dtype=float).reshape(self.n_bodies, self.dim)
-
-
-def _empty_log(dim: int, capacity: int) -> ImpactLog:
-    return ImpactLog(
-        time=np.empty(capacity),
-        i=np.empty(capacity, dtype=np.int64),
-        j=np.empty(capacity, dtype=np.int64),
-        normal=np.empty((capacity, dim)),
-        impulse=np.empty(capacity),
-        approach_speed=np.empty(capacity),
-        restitution=np.empty(capacity),
-    )
-
-

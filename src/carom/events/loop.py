@@ -30,9 +30,10 @@ from numba import njit
 from ..config import ROUNDOFF
 from ..errors import OK, STALLED
 from ..intrinsics import prefetch
+from ..kinematics import moved
 from .calendar import rebuild_calendar, runner_up, update_key
 from .cells import next_crossing, prefetch_around
-from .predict import body_kinetic, moved, predict_body
+from .predict import body_kinetic, predict_body
 from .resolve import commit_instant, cross_face, rest_on_walls, solve_instant
 from .state import COUNT, CX_TIME, EV_TIME, EVENTS, FACE, PARTNER, PARTNER_COUNT, PREVIOUS, STILL, TB, A, V, X
 
@@ -54,7 +55,7 @@ def start_events(body, link, head, chain, geo, walls, p, ct, key, tree, t):
 
 
 @njit(cache=True, _nrt=False)
-def run_events(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, key, tree, tally, sums, t_end,
+def run_events(body, link, head, chain, geo, walls, keys, values, p, ct, log, key, tree, tally, sums, t_end,
          max_events):  # fmt: skip
     """Process events up to time t_end, at most ``max_events`` of them. Returns (status, time of the last
     event processed or -inf); a status other than OK stops at the event of body ``tree[1]``, undone: grow
@@ -93,7 +94,7 @@ def run_events(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, 
         if crossing:
             cross_face(body, link, head, chain, geo, p, ct.cells, ct.rel, key, tree, sums, b, t)
         else:
-            status, n_cl = solve_instant(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, tally,
+            status, n_cl = solve_instant(body, link, head, chain, geo, walls, keys, values, p, ct, log, tally,
                                          sums, b, t)  # fmt: skip
             if status != OK:
                 return status, last

@@ -20,6 +20,7 @@ import math
 
 from numba import njit
 
+from ..kinematics import moved
 from ..narrowphase.spheres import pair_contact_time, touch_slack, wall_contact_time, wall_touch_slack
 from .cells import cells_around, prefetch_first
 from .state import (
@@ -40,12 +41,6 @@ from .state import (
 )  # fmt: skip
 
 INF = math.inf
-
-
-@njit(cache=True, _nrt=False)
-def moved(x, v, a, h):
-    """Position after a flight of h seconds (one formula everywhere, so that results agree bitwise)."""
-    return x + (v * h + 0.5 * a * h * h)
 
 
 @njit(cache=True, inline="always")

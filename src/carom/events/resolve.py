@@ -40,6 +40,7 @@ from numba import njit
 
 from ..contact.law import approach_speed
 from ..contact.layout import APPROACH, IMPULSE, RESTITUTION, TARGET
+from ..contact.log import log_impact
 from ..contact.solver import solve_contacts, solve_one
 from ..errors import CONTACTS_FULL, CRUSHED, LOG_FULL, OK, RUNAWAY
 from ..intrinsics import prefetch
@@ -74,11 +75,6 @@ from .state import (
     INV_MASS,
     KIND,
     LAST_IMPACT,
-    LOG_APPROACH,
-    LOG_E,
-    LOG_IMPULSE,
-    LOG_NORMAL,
-    LOG_TIME,
     N_LOG,
     NEXT,
     NORMAL,
@@ -226,7 +222,7 @@ def _impact_law(body, walls, keys, values, p, cint, cflt, c, t, capped):
 
 
 @njit(cache=True, inline="always")
-def _book(body, cint, cflt, ct, log_i, log_f, tally, c, t):
+def _book(body, cint, cflt, ct, log, tally, c, t):
     """Book contact c after its round: the virial, counts, and the log for counted impacts. Returns
     False if the log is full."""
     impulse = cflt[c, IMPULSE]
@@ -241,27 +237,20 @@ def _book(body, cint, cflt, ct, log_i, log_f, tally, c, t):
         ct.flags[i, IMPACTED] = True
         if j >= 0:
             ct.flags[j, IMPACTED] = True
-        if len(log_i):
-            k = tally[N_LOG]
-            if k == len(log_i):
+        if len(log.time):
+            if tally[N_LOG] == len(log.time):
                 return False
             flip = 0 <= j < i  # report body pairs as i < j (the normal from i towards j)
-            log_i[k, 0] = j if flip else i
-            log_i[k, 1] = i if flip else j
-            log_f[k, LOG_TIME] = t
-            for d in range(3):
-                log_f[k, LOG_NORMAL + d] = -cflt[c, NORMAL + d] if flip else cflt[c, NORMAL + d]
-            log_f[k, LOG_IMPULSE] = impulse
-            log_f[k, LOG_APPROACH] = cflt[c, APPROACH]
-            log_f[k, LOG_E] = cflt[c, RESTITUTION]
-            tally[N_LOG] = k + 1
+            tally[N_LOG] = log_impact(log, tally[N_LOG], t, j if flip else i, i if flip else j,
+                                      cflt[c, NORMAL : NORMAL + 3], -1.0 if flip else 1.0, impulse, cflt[c, APPROACH],
+                                      cflt[c, RESTITUTION])  # fmt: skip
     elif j >= 0:
         ct.staged[RESTED if kind == RESTING else HOPPED] += 1.0
     return True
 
 
 @njit(cache=True, inline="always")
-def _rounds(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, tally, sums, t, n_cl, nc):
+def _rounds(body, link, head, chain, geo, walls, keys, values, p, ct, log, tally, sums, t, n_cl, nc):
     """Solve the gathered contacts in rounds, gathering every body that receives an impulse. Counts go to
     ``ct.staged``, impacts to the log. Returns (status, n_cl, nc)."""
     cint, cflt, selected = ct.cint, ct.cflt, ct.selected
@@ -298,7 +287,7 @@ def _rounds(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log
             c = selected[s]
             if cflt[c, IMPULSE] <= 0.0:
                 continue
-            if not _book(body, cint, cflt, ct, log_i, log_f, tally, c, t):
+            if not _book(body, cint, cflt, ct, log, tally, c, t):
                 return LOG_FULL, n_cl, nc
             for b in (cint[c, CI], cint[c, CJ]):
                 if b >= 0 and body[b, INV_MASS] != 0.0 and not ct.flags[b, GATHERED]:
@@ -368,7 +357,7 @@ def _speed2(body, b):
 
 
 @njit(cache=True, inline="always")
-def solve_instant(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, tally, sums, i, t):
+def solve_instant(body, link, head, chain, geo, walls, keys, values, p, ct, log, tally, sums, i, t):
     """Solve body i's pair event at time t: gather the touching contacts and solve them in rounds. Returns
     (status, bodies in the cluster). OK: `commit_instant` completes the instant. CONTACTS_FULL / LOG_FULL:
     everything undone (the caller grows the arrays and calls again). CRUSHED / RUNAWAY: undone too (the
@@ -384,7 +373,7 @@ def solve_instant(body, link, head, chain, geo, walls, keys, values, p, ct, log_
         n_cl, nc = _gather(body, link, head, chain, geo, walls, p, ct, sums, j, t, n_cl, nc)
     status = CONTACTS_FULL
     if nc >= 0:
-        status, n_cl, nc = _rounds(body, link, head, chain, geo, walls, keys, values, p, ct, log_i, log_f, tally, sums,
+        status, n_cl, nc = _rounds(body, link, head, chain, geo, walls, keys, values, p, ct, log, tally, sums,
                                    t, n_cl, nc)  # fmt: skip
     if status != OK:
         for q in range(n_cl):

@@ -59,9 +59,6 @@ CI, CJ, KIND = 0, 1, 2
 NORMAL = SHARED_COLUMNS  # three columns, after the shared ones (`carom.contact.layout`)
 CONTACT_COLUMNS = (3, SHARED_COLUMNS + 3)
 
-# Impact log: ``log_i`` columns (i, j); ``log_f`` columns (time, normal x3, impulse, approach speed, e).
-LOG_TIME, LOG_NORMAL, LOG_IMPULSE, LOG_APPROACH, LOG_E = 0, 1, 4, 5, 6
-LOG_COLUMNS = (2, 7)
 
 # Counters (``tally``, int64) and sums (``sums``, float64) of one call; ``staged`` holds an instant's
 # counts until it is committed, its virial in the last entry. STILL counts the events in a row whose time
@@ -145,10 +142,6 @@ def new_contacts(n: int, n_walls: int, capacity: int) -> Contacts:
         lists=np.zeros((n, 3), dtype=np.int64), used=np.zeros(2, dtype=np.int64), rel=np.zeros((3, 3)),
         staged=np.zeros(8), wall_idx=np.zeros((n_walls, 3), dtype=np.int64), wall_flt=wall_flt,
     )  # fmt: skip
-
-
-def new_log(capacity: int) -> tuple[np.ndarray, np.ndarray]:
-    return np.zeros((capacity, LOG_COLUMNS[0]), dtype=np.int64), np.zeros((capacity, LOG_COLUMNS[1]))
 
 
 def scene_arrays(world) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -17,6 +17,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from ..config import DEFAULT, ROUNDOFF, Config
+from ..contact.log import ImpactLog, new_log
 from ..errors import (
     CONTACTS_FULL,
     CRUSHED,
@@ -196,7 +197,7 @@ class EventWorld(Model):
         params = st.make_params(self, eng.speed_scale, eng.size)
         if eng.contacts is None:
             eng.contacts = st.new_contacts(len(eng.body), self.walls.n, self._contact_capacity)
-        log_i, log_f = st.new_log(self.config.impact_log_capacity if self._impact_callbacks else 0)
+        log = new_log(self.config.impact_log_capacity if self._impact_callbacks else 0, 3)  # (3D kernels)
         tally = np.zeros(8, dtype=np.int64)
         sums = np.zeros(3)
         tally[st.STILL], sums[st.PREVIOUS] = eng.still, eng.still_time
@@ -206,15 +207,15 @@ class EventWorld(Model):
         while True:
             status, t = run_events(
                 eng.body, eng.link, eng.head, eng.chain, eng.geo, walls, keys, values, params, eng.contacts,
-                log_i, log_f, eng.key, eng.tree, tally, sums, t_end, max_events - int(tally[st.EVENTS]),
+                log, eng.key, eng.tree, tally, sums, t_end, max_events - int(tally[st.EVENTS]),
             )  # fmt: skip
             last = max(last, t)
-            self._emit_log(log_i, log_f, int(tally[st.N_LOG]))
+            self._emit_log(log, int(tally[st.N_LOG]))
             if status == CONTACTS_FULL:
                 self._contact_capacity *= 2
                 eng.contacts = st.new_contacts(len(eng.body), self.walls.n, self._contact_capacity)
             elif status == LOG_FULL and tally[st.N_LOG] == 0:
-                log_i, log_f = st.new_log(2 * len(log_i))
+                log = new_log(2 * len(log.time), 3)
             elif status != LOG_FULL:
                 break
             tally[st.N_LOG] = 0
@@ -260,14 +261,9 @@ class EventWorld(Model):
             f"world is left just before that event."
         )
 
-    def _emit_log(self, log_i: np.ndarray, log_f: np.ndarray, count: int) -> None:
+    def _emit_log(self, log: ImpactLog, count: int) -> None:
         if count:
-            entries = {
-                "time": log_f[:, st.LOG_TIME], "i": log_i[:, 0], "j": log_i[:, 1],
-                "normal": log_f[:, st.LOG_NORMAL : st.LOG_NORMAL + self.dim], "impulse": log_f[:, st.LOG_IMPULSE],
-                "approach_speed": log_f[:, st.LOG_APPROACH], "restitution": log_f[:, st.LOG_E],
-            }  # fmt: skip
-            self._emit_impacts(entries, count)
+            self._emit_impacts({**log._asdict(), "normal": log.normal[:, : self.dim]}, count)
 
     def _warn(self, tally: np.ndarray, last: float) -> None:
         if tally[st.TC_USED] or tally[st.RESTED] or tally[st.HOPPED]:

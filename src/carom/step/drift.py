@@ -42,6 +42,7 @@ from numba import njit
 
 from ..contact.law import apply_impulse, approach_speed
 from ..contact.layout import APPROACH, IMPULSE, RESTITUTION, TARGET
+from ..contact.log import log_impact
 from ..contact.solver import solve_contacts
 from ..errors import CRUSHED, OK, REBUILD, STALLED
 from ..intrinsics import prefetch
@@ -71,23 +72,6 @@ from .resting import (
 )
 
 INF = math.inf
-
-
-@njit(cache=True, inline="always")
-def _log_impact(log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, n_log, t, i, j, normal, impulse,
-                speed, e):  # fmt: skip
-    """Log impact number n_log if the log has room for it; returns n_log + 1 (the caller grows a full log
-    and runs the drift again)."""
-    if n_log < len(log_time):
-        log_time[n_log] = t
-        log_i[n_log] = i
-        log_j[n_log] = j
-        for d in range(log_normal.shape[1]):
-            log_normal[n_log, d] = normal[d]
-        log_impulse[n_log] = impulse
-        log_speed[n_log] = speed
-        log_e[n_log] = e
-    return n_log + 1
 
 
 # ---------------------------------------------------------------- the drift
@@ -159,18 +143,6 @@ class Settings(NamedTuple):
     max_body_events: int
     merge: bool  # impact_mode="merge"
     log_enabled: bool  # whether impacts are logged (someone listens)
-
-
-class ImpactLog(NamedTuple):
-    """Impacts, in order, for `Model.on_impact` (fields as `carom.Impact`; time from the step start)."""
-
-    time: np.ndarray
-    i: np.ndarray
-    j: np.ndarray
-    normal: np.ndarray
-    impulse: np.ndarray
-    approach_speed: np.ndarray
-    restitution: np.ndarray
 
 
 class Work(NamedTuple):
@@ -294,8 +266,6 @@ def drift(bodies, lists, walls, materials, carried, s, log, w, t0, T):
     tol, resting_gap, speed_tol, resting_speed = s.tol, s.resting_gap, s.speed_tol, s.resting_speed
     lcp_iterations, lcp_tol_v, rest_tol_a = s.lcp_iterations, s.lcp_tol_v, s.rest_tol_a
     max_rounds, max_body_events, merge, log_enabled = s.max_rounds, s.max_body_events, s.merge, s.log_enabled
-    log_time, log_i, log_j, log_normal = log.time, log.i, log.j, log.normal
-    log_impulse, log_speed, log_e = log.impulse, log.approach_speed, log.restitution
     tb, ev_time, ev_partner, ev_count, cnt = w.tb, w.ev_time, w.ev_partner, w.ev_count, w.cnt
     heap_t, heap_b, where, cluster, expanded, rested = w.heap_t, w.heap_b, w.where, w.cluster, w.expanded, w.rested
     ci, cj, ck, cn, cw, sel, nrm = w.ci, w.cj, w.ck, w.cn, w.cw, w.sel, w.nrm
@@ -355,10 +325,7 @@ def drift(bodies, lists, walls, materials, carried, s, log, w, t0, T):
                 if inv_mass[i] + inv_mass[p] > 0.0:
                     mu = 1.0 / (inv_mass[i] + inv_mass[p])
                 if log_enabled:
-                    n_log = _log_impact(
-                        log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, n_log,
-                        t_now, i, p, nrm, mu * max(u, 0.0), u, 0.0,
-                    )  # fmt: skip
+                    n_log = log_impact(log, n_log, t_now, i, p, nrm, 1.0, mu * max(u, 0.0), u, 0.0)
                 impacts += 1
                 _merge(min(i, p), max(i, p), x, v, a_smooth, inv_mass, mass, radius, inv_inertia, active, dim)
                 status = REBUILD
@@ -424,10 +391,8 @@ def drift(bodies, lists, walls, materials, carried, s, log, w, t0, T):
                 if e_pair == 1.0 or cw[c, APPROACH] > v_rest:
                     impacts += 1
                     if log_enabled:
-                        n_log = _log_impact(
-                            log_time, log_i, log_j, log_normal, log_impulse, log_speed, log_e, n_log,
-                            t_now, ci[c], cj[c], cn[c], cw[c, IMPULSE], cw[c, APPROACH], cw[c, RESTITUTION],
-                        )  # fmt: skip
+                        n_log = log_impact(log, n_log, t_now, ci[c], cj[c], cn[c], 1.0, cw[c, IMPULSE], cw[c, APPROACH],
+                                           cw[c, RESTITUTION])  # fmt: skip
                 for b in (ci[c], cj[c]):
                     if b >= 0 and inv_mass[b] != 0.0 and not expanded[b]:
                         nc = expand(
