@@ -249,6 +249,21 @@ def _book(body, cint, cflt, ct, log, tally, c, t):
     return True
 
 
+@njit(cache=True, _nrt=False)  # a call, not inlined: it runs only when an instant needs too many rounds
+def _gather_cluster(body, link, head, chain, geo, walls, p, ct, sums, t, n_cl, nc):
+    """Gather every body that touches one already gathered, until the whole touching cluster's contacts are
+    listed. Returns (n_cl, nc); nc = -1 if the contact arrays are full."""
+    c = 0
+    while c < nc:
+        for b in (ct.cint[c, CI], ct.cint[c, CJ]):
+            if b >= 0 and body[b, INV_MASS] != 0.0 and not ct.flags[b, GATHERED]:
+                n_cl, nc = _gather(body, link, head, chain, geo, walls, p, ct, sums, b, t, n_cl, nc)
+                if nc < 0:
+                    return n_cl, nc
+        c += 1
+    return n_cl, nc
+
+
 @njit(cache=True, inline="always")
 def _rounds(body, link, head, chain, geo, walls, keys, values, p, ct, log, tally, sums, t, n_cl, nc):
     """Solve the gathered contacts in rounds, gathering every body that receives an impulse. Counts go to
@@ -270,7 +285,16 @@ def _rounds(body, link, head, chain, geo, walls, keys, values, p, ct, log, tally
             return CRUSHED, n_cl, nc
         capped = rounds > p.max_rounds
         if capped:
+            # the whole touching cluster, every contact in it at once, perfectly inelastic (round by round
+            # the impulse would still reach one body further each time: a long chain would look crushed)
             ct.staged[CAPPED] = 1.0
+            n_cl, nc = _gather_cluster(body, link, head, chain, geo, walls, p, ct, sums, t, n_cl, nc)
+            if nc < 0:
+                return CONTACTS_FULL, n_cl, nc
+            for c in range(nc):
+                selected[c] = c
+                cflt[c, APPROACH] = approach_speed(c, cint[:, CI], cint[:, CJ], cflt[:, NORMAL : NORMAL + 3], velocity)
+            ns = nc
         for s in range(ns):
             c = selected[s]
             cflt[c, TARGET], cint[c, KIND] = _impact_law(body, walls, keys, values, p, cint, cflt, c, t, capped)

@@ -57,6 +57,7 @@ from .gather import (
     RESTING,
     UPDATE,
     expand,
+    expand_cluster,
     gather_near,
     record_resting,
 )
@@ -75,6 +76,10 @@ INF = math.inf
 
 
 # ---------------------------------------------------------------- the drift
+#: Fraction of the step below which the time left after an event counts as this fraction (its forces).
+LATE_EVENT = 1e-6
+
+
 class Bodies(NamedTuple):
     """The bodies' arrays (rows [:n]; `carom.state.BodyState`). The drift moves ``x`` and ``v``, writes the
     total acceleration ``a``, and (merge mode) rewrites the rows of merged bodies."""
@@ -375,11 +380,17 @@ def drift(bodies, lists, walls, materials, carried, s, log, w, t0, T):
                 cw[c, RESTITUTION] = e
                 cw[c, TARGET] = e * cw[c, APPROACH]
                 resting_only = resting_only and e == 0.0
+            if capped_now:  # the whole touching cluster, or each round would still reach one body further
+                nc, n_cluster = expand_cluster(
+                    t_now, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p, wall_n,
+                    wall_size, rest_wall, f_wall, held, tol, merge, expanded, ci, cj, ck, cn, cw, nc, nrm, cluster,
+                    n_cluster,
+                )  # fmt: skip
             if resting_only or capped_now:
                 # Resting contact (or too many rounds): every touching contact that is not already resting
                 # at once, perfectly inelastic. Sequential rounds would shrink such approaches only
                 # geometrically.
-                ns = inelastic_selection(sel, ci, cj, cn, cw, v, a, a_smooth, rested, T, resting_speed, nc)
+                ns = inelastic_selection(sel, ci, cj, cn, cw, v, a, a_smooth, rested, T, resting_speed, nc, capped_now)
             solve_contacts(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], lcp_iterations,
                             lcp_tol_v)  # fmt: skip
             for s in range(ns):
@@ -418,7 +429,11 @@ def drift(bodies, lists, walls, materials, carried, s, log, w, t0, T):
                 sel[ns] = c
                 ns += 1
         if ns:
-            contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, T - t_now, lcp_iterations, rest_tol_a)
+            # (an event in the last millionth of the step solves its forces as if a millionth were left: they
+            # stop an approach within that time, and carried to the next step's warm start, forces for a
+            # vanishing remainder, ``u / h``, would be unbounded)
+            h_left = max(T - t_now, LATE_EVENT * T)
+            contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, h_left, lcp_iterations, rest_tol_a)
             held = True
         for c in range(nc):
             if cw[c, UPDATE] == 0.0:  # free before and after: nothing to record

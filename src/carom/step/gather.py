@@ -146,3 +146,23 @@ def expand(b, t, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, 
             nc += 1
     expanded[b] = True
     return nc
+
+
+@njit(cache=True, _nrt=False)  # a call, not inlined: it runs only when an instant needs too many rounds
+def expand_cluster(t, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p, wall_n, wall_size,
+                   rest_wall, f_wall, held, tol, merge, expanded, ci, cj, ck, cn, cw, nc, nrm, cluster,
+                   n_cluster):  # fmt: skip
+    """Expand every body that touches one already gathered, until the whole touching cluster is in the
+    contact lists (appended to ``cluster``). Returns (contacts, bodies in the cluster)."""
+    q = 0
+    while q < nc:
+        if cw[q, GAP] == 0.0:
+            for b in (ci[q], cj[q]):
+                if b >= 0 and inv_mass[b] != 0.0 and not expanded[b]:
+                    nc = expand(b, t, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p,
+                                wall_n, wall_size, rest_wall, f_wall, held, tol, merge, expanded, ci, cj, ck, cn, cw,
+                                nc, nrm)  # fmt: skip
+                    cluster[n_cluster] = b
+                    n_cluster += 1
+        q += 1
+    return nc, n_cluster

@@ -94,15 +94,17 @@ def rest_limit(c, ci, cj, a, a_smooth, rested, dt, resting_speed, speed_tol, res
 
 
 @njit(cache=True)
-def inelastic_selection(sel, ci, cj, cn, cw, v, a, a_smooth, rested, T, resting_speed, nc):
+def inelastic_selection(sel, ci, cj, cn, cw, v, a, a_smooth, rested, T, resting_speed, nc, every):
     """Select, for one perfectly inelastic solve, every touching contact except resting ones approaching
-    slower than their resting speed; returns how many."""
+    slower than their resting speed (with ``every``, those too: past Config.max_rounds the touching
+    cluster is solved as one system); returns how many."""
     ns = 0
     for c in range(nc):
         if cw[c, GAP] != 0.0:
             continue
         u = approach_speed(c, ci, cj, cn, v)
-        if cw[c, RESTING] == 0.0 or u > pair_resting_speed(ci[c], cj[c], a, a_smooth, rested, T, resting_speed):
+        if every or cw[c, RESTING] == 0.0 or u > pair_resting_speed(ci[c], cj[c], a, a_smooth, rested, T,
+                                                                     resting_speed):  # fmt: skip
             sel[ns] = c
             ns += 1
             cw[c, APPROACH] = u
