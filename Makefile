@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed
+BENCH   = $(VENV)/.installed-bench
 
 .PHONY: demo test lint bench clean
 
@@ -14,6 +15,10 @@ $(STAMP): pyproject.toml | $(VENV)/bin/python
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+$(BENCH): pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install --quiet -e '.[test,bench]'
+	touch $(BENCH)
+
 demo: $(STAMP)
 	$(VENV)/bin/carom demo --out carom-demo
 
@@ -23,8 +28,9 @@ lint: $(STAMP)
 test: lint
 	$(PY) -m pytest -n 2 -q
 
-bench: $(STAMP)
+bench: $(BENCH)
 	$(PY) benchmarks/run.py
+	$(PY) benchmarks/piles.py
 
 clean:
 	rm -rf $(VENV) carom-demo .pytest_cache

@@ -1,0 +1,157 @@
+"""Piles side by side: carom against pymunk (2D) and pybullet (3D) on the same scene, in one process each.
+
+The scene is `carom.canonical.pile`: n disks (spheres) dropped from a loose lattice into a box under gravity,
+restitution 0.5. The peers get the same bodies, velocities and walls, friction 0.5 and their default
+solver settings (pymunk: 10 iterations; pybullet: its defaults), sleeping off; carom's bodies are smooth.
+Each run simulates ``--until`` seconds at the step ``--dt`` and reports the wall time, whether the pile is at
+rest at the end (mean speed below 1% of sqrt(g d), d the diameter), the deepest overlap between bodies (a
+fraction of R), and the body-steps per second. A peer that is not installed is skipped (``pip install
+'.[bench]'`` installs both).
+
+    python benchmarks/piles.py --n 1000 --dt 0.016667 --until 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+FRICTION = 0.5  # the peers' Coulomb coefficient (carom's bodies are smooth)
+SCENES = {2: {"radius": 0.1, "g": 9.0}, 3: {"radius": 0.05, "g": 9.81}}
+
+
+def _scene(n: int, dim: int):
+    from carom.canonical import pile
+
+    return pile(n, dim=dim, seed=1, e=0.5, **SCENES[dim])
+
+
+def _summary(name: str, x: np.ndarray, v: np.ndarray, radius: float, g: float, steps: int, wall: float) -> dict:
+    """Wall time, rest, deepest overlap (fraction of R) and speed of one run."""
+    mean_speed = float(np.linalg.norm(v, axis=1).mean())
+    pairs = cKDTree(x).query_pairs(2.0 * radius, output_type="ndarray")
+    gaps = np.linalg.norm(x[pairs[:, 0]] - x[pairs[:, 1]], axis=1) - 2.0 * radius if len(pairs) else np.zeros(1)
+    return {
+        "engine": name,
+        "wall s": wall,
+        "at rest": mean_speed < 0.01 * math.sqrt(g * 2.0 * radius),
+        "mean speed": mean_speed,
+        "overlap / R": max(0.0, -float(gaps.min()) / radius),
+        "body-steps/s": len(x) * steps / wall,
+    }
+
+
+def _steps(until: float, dt: float) -> int:
+    return max(1, round(until / dt))
+
+
+def run_carom(n: int, dim: int, dt: float, until: float) -> dict:
+    _scene(n, dim).step(dt)  # compile (or load from Numba's cache) outside the timing
+    w = _scene(n, dim)
+    steps = _steps(until, dt)
+    start = time.perf_counter()
+    for _ in range(steps):
+        w.step(dt)
+    wall = time.perf_counter() - start
+    return _summary("carom", w.positions, w.velocities, SCENES[dim]["radius"], SCENES[dim]["g"], steps, wall)
+
+
+def run_pymunk(n: int, dt: float, until: float) -> dict:
+    import pymunk
+
+    ref = _scene(n, 2)
+    radius, g = SCENES[2]["radius"], SCENES[2]["g"]
+    space = pymunk.Space()
+    space.gravity = (0.0, -g)
+    (x0, y0), (x1, y1) = ref.walls.point.min(axis=0), ref.walls.point.max(axis=0)
+    corners = [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
+    for a, b in zip(corners, corners[1:] + corners[:1], strict=True):
+        wall = pymunk.Segment(space.static_body, a, b, 0.0)
+        wall.elasticity, wall.friction = 0.5, FRICTION
+        space.add(wall)
+    bodies = []
+    for x, v in zip(ref.positions, ref.velocities, strict=True):
+        body = pymunk.Body(1.0, pymunk.moment_for_circle(1.0, 0.0, radius))
+        body.position, body.velocity = tuple(x), tuple(v)
+        shape = pymunk.Circle(body, radius)
+        shape.elasticity, shape.friction = 0.5, FRICTION
+        space.add(body, shape)
+        bodies.append(body)
+    steps = _steps(until, dt)
+    start = time.perf_counter()
+    for _ in range(steps):
+        space.step(dt)
+    wall = time.perf_counter() - start
+    x = np.array([b.position for b in bodies])
+    v = np.array([b.velocity for b in bodies])
+    return _summary("pymunk", x, v, radius, g, steps, wall)
+
+
+def run_pybullet(n: int, dt: float, until: float) -> dict:
+    import pybullet as pb
+
+    ref = _scene(n, 3)
+    radius, g = SCENES[3]["radius"], SCENES[3]["g"]
+    client = pb.connect(pb.DIRECT)
+    pb.setGravity(0.0, 0.0, -g, physicsClientId=client)
+    pb.setTimeStep(dt, physicsClientId=client)
+    lo, hi = ref.walls.point.min(axis=0), ref.walls.point.max(axis=0)
+    centre, half, thick = (lo + hi) / 2, (hi - lo) / 2, 0.5
+    for axis in range(3):  # six slabs just outside the box
+        for side in (-1.0, 1.0):
+            extent = half.copy() + thick
+            extent[axis] = thick
+            where = centre.copy()
+            where[axis] += side * (half[axis] + thick)
+            shape = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=extent.tolist(), physicsClientId=client)
+            wall = pb.createMultiBody(0, shape, basePosition=where.tolist(), physicsClientId=client)
+            pb.changeDynamics(wall, -1, restitution=0.5, lateralFriction=FRICTION, physicsClientId=client)
+    sphere = pb.createCollisionShape(pb.GEOM_SPHERE, radius=radius, physicsClientId=client)
+    bodies = []
+    for x, v in zip(ref.positions, ref.velocities, strict=True):
+        body = pb.createMultiBody(1.0, sphere, basePosition=x.tolist(), physicsClientId=client)
+        pb.resetBaseVelocity(body, linearVelocity=v.tolist(), physicsClientId=client)
+        pb.changeDynamics(body, -1, restitution=0.5, lateralFriction=FRICTION,
+                          activationState=pb.ACTIVATION_STATE_DISABLE_SLEEPING, physicsClientId=client)
+        bodies.append(body)
+    steps = _steps(until, dt)
+    start = time.perf_counter()
+    for _ in range(steps):
+        pb.stepSimulation(physicsClientId=client)
+    wall = time.perf_counter() - start
+    x = np.array([pb.getBasePositionAndOrientation(b, physicsClientId=client)[0] for b in bodies])
+    v = np.array([pb.getBaseVelocity(b, physicsClientId=client)[0] for b in bodies])
+    pb.disconnect(client)
+    return _summary("pybullet", x, v, radius, g, steps, wall)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=1000, help="bodies per pile")
+    parser.add_argument("--dt", type=float, default=1.0 / 60.0, help="time step, s")
+    parser.add_argument("--until", type=float, default=10.0, help="simulated time, s")
+    parser.add_argument("--dim", type=int, choices=(2, 3), nargs="*", default=[2, 3])
+    args = parser.parse_args(argv)
+    print("| pile | engine | dt | simulated s | wall s | at rest | mean speed m/s | overlap / R | body-steps/s |")
+    print("|---|---|---:|---:|---:|---|---:|---:|---:|")
+    for dim in args.dim:
+        runs = [lambda dim=dim: run_carom(args.n, dim, args.dt, args.until)]
+        peer = (run_pymunk, "pymunk") if dim == 2 else (run_pybullet, "pybullet")
+        try:
+            __import__(peer[1])
+            runs.append(lambda peer=peer[0]: peer(args.n, args.dt, args.until))
+        except ImportError:
+            print(f"| {dim}D | {peer[1]}: not installed (pip install '.[bench]') | | | | | | | |")
+        for run in runs:
+            r = run()
+            print(f"| {dim}D, n = {args.n:,} | {r['engine']} | {args.dt:.4g} | {args.until:g} | {r['wall s']:.3g} | "
+                  f"{'yes' if r['at rest'] else 'no'} | {r['mean speed']:.2e} | {r['overlap / R']:.2e} | "
+                  f"{r['body-steps/s']:.3g} |", flush=True)  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
