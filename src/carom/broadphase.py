@@ -86,25 +86,18 @@ class _Workspace(threading.local):
         #: pairs per small body that the pair buffer is sized for; raised when a scene needs more
         self.pairs_per_body = 2.0
 
-    def take(self, name, size, dtype, width=None, zeroed=False):
-        """A C-contiguous array of ``size`` (rows of ``width``), reusing storage: uninitialised, or all zero
-        when made if ``zeroed`` (its users must leave it all zero)."""
+    def take(self, name, size, dtype, width=None):
+        """A C-contiguous, uninitialised array of ``size`` (rows of ``width``), reusing storage: a fresh array
+        per call costs a page fault per 4 kB."""
         need = size * (width or 1)
         a = self.arrays.get(name)
         if a is None or a.dtype != dtype or a.size < need or a.size > 4 * need + 65536:
-            a = (np.zeros if zeroed else np.empty)(need + need // 4 + 64, dtype=dtype)
+            a = np.empty(need + need // 4 + 64, dtype=dtype)
             self.arrays[name] = a
         return a[:need] if width is None else a[:need].reshape(size, width)
 
 
 _workspace = _Workspace()
-
-
-def scratch(name: str, size: int, dtype, zeroed: bool = False) -> np.ndarray:
-    """An array of ``size`` kept between calls in this thread's workspace (for the drift too: a fresh array
-    per step costs a page fault per 4 kB); uninitialised, or all zero when made if ``zeroed`` (its users
-    must leave it all zero)."""
-    return _workspace.take(name, size, dtype, zeroed=zeroed)
 
 
 # ---------------------------------------------------------------- binning

@@ -16,6 +16,7 @@ from scipy.spatial import cKDTree
 
 from .config import DEFAULT, IMPACT_MODES, RESTITUTION_RULES, ROUNDOFF, Config
 from .materials import pair_key
+from .narrowphase.spheres import touch_slacks
 from .shapes import ball_inertia_factor
 from .state import BodyState, WallState
 
@@ -239,8 +240,7 @@ class Model:
         p, q = pairs[:, 0], pairs[:, 1]
         sum_r = all_rad[p] + all_rad[q]
         gap = np.linalg.norm(all_pos[p] - all_pos[q], axis=1) - sum_r
-        size = np.maximum(np.abs(all_pos[p]).max(axis=1), np.abs(all_pos[q]).max(axis=1))
-        bad = np.flatnonzero(gap < -(tol * np.minimum(all_rad[p], all_rad[q]) + ROUNDOFF * size))
+        bad = np.flatnonzero(gap < -touch_slacks(all_rad[p], all_rad[q], all_pos[p], all_pos[q], tol))
         if len(bad):
             a = bad[np.argmin(gap[bad])]
 

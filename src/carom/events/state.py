@@ -153,23 +153,10 @@ def scene_arrays(world) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return (walls, *world.pair_restitution_arrays())
 
 
-def coordinate_size(world) -> float:
-    """The largest coordinate magnitude (m) of ``world``'s bodies, walls and periodic box: the ``size`` of
-    the touching rule's round-off allowance, ``ROUNDOFF * size`` (`carom.narrowphase.spheres.touch_slack`),
-    for every pair. `World` takes each pair's own coordinates; an event kernel cannot, since a pair's
-    touching test must give the same answer wherever it is made, and bodies are at different times there."""
-    n = world.bodies.n
-    size = float(np.abs(world.bodies.position[:n]).max(initial=0.0))
-    size = max(size, float(np.abs(world.walls.point).max(initial=0.0)))
-    if world._box is not None:
-        size = max(size, float(np.abs(np.concatenate(world._box)).max()))
-    return size
-
-
 def make_params(world, speed_scale: float, size: float) -> Params:
     """Kernel settings for ``world`` (an `EventWorld`); ``speed_scale`` (m/s) sets the round-off floor
     of speeds, ``Config.speed_tolerance * speed_scale``, and the runaway speed, ``Config.max_speed_ratio *
-    speed_scale``; ``size`` (m) that of the touching rule's round-off (`coordinate_size`). Both are fixed
+    speed_scale``; ``size`` (m) that of the touching rule's round-off (`EventWorld._coordinate_size`). Both are fixed
     when the engine is built, so that a restart is exact."""
     from ..materials import RULE_CODES
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial import cKDTree
 
-from ..config import DEFAULT, ROUNDOFF, Config
+from ..config import DEFAULT, Config
 from ..contact.log import ImpactLog, new_log
 from ..errors import (
     CONTACTS_FULL,
@@ -30,6 +30,7 @@ from ..errors import (
     crushed_error,
 )
 from ..model import Model, as_number, as_vector
+from ..narrowphase.spheres import touch_slacks
 from . import state as st
 from .calendar import new_calendar, rebuild_calendar
 from .cells import new_grid
@@ -49,7 +50,7 @@ class _Engine:
     key: np.ndarray
     tree: np.ndarray
     speed_scale: float  # m/s, sets the round-off floor Config.speed_tolerance * speed_scale
-    size: float  # m: the coordinate magnitude of the touching rule's round-off allowance (`st.coordinate_size`)
+    size: float  # m: the coordinate magnitude of the touching rule's round-off (`EventWorld._coordinate_size`)
     contacts: Contacts | None = None
     still: int = 0  # events in a row whose time did not advance beyond round-off (see `carom.events.loop`)
     still_time: float = -math.inf  # s: the time of the last of them
@@ -158,8 +159,8 @@ class EventWorld(Model):
         d = np.abs(x[pairs[:, 0]] - x[pairs[:, 1]])
         d = np.minimum(d, (hi - lo) - d)
         s = r[pairs[:, 0]] + r[pairs[:, 1]]
-        size = np.maximum(np.abs(x[pairs[:, 0]]).max(axis=1), np.abs(x[pairs[:, 1]]).max(axis=1))
-        slack = self.config.contact_tolerance * np.minimum(r[pairs[:, 0]], r[pairs[:, 1]]) + ROUNDOFF * size
+        p, q = pairs[:, 0], pairs[:, 1]
+        slack = touch_slacks(r[p], r[q], x[p], x[q], self.config.contact_tolerance)
         bad = np.flatnonzero(np.linalg.norm(d, axis=1) - s < -slack)
         if len(bad):
             p, q = pairs[bad[0]]
@@ -295,6 +296,19 @@ class EventWorld(Model):
             self._engine = self._build()
         return self._engine
 
+    def _coordinate_size(self) -> float:
+        """The largest coordinate magnitude (m) of the bodies, walls and periodic box: the ``size`` of the
+        touching rule's round-off allowance, ``ROUNDOFF * size`` (`carom.narrowphase.spheres.touch_slack`),
+        for every pair. `World` takes each pair's own coordinates; an event kernel cannot, since a pair's
+        touching test must give the same answer wherever it is made, and bodies are at different times
+        there."""
+        n = self.bodies.n
+        size = float(np.abs(self.bodies.position[:n]).max(initial=0.0))
+        size = max(size, float(np.abs(self.walls.point).max(initial=0.0)))
+        if self._box is not None:
+            size = max(size, float(np.abs(np.concatenate(self._box)).max()))
+        return size
+
     def _build(self) -> _Engine:
         """The engine's arrays from the public ones, every body at the current time."""
         b = self.bodies
@@ -311,7 +325,7 @@ class EventWorld(Model):
         body[:, st.INV_MASS] = b.inv_mass[:n]
         body[:, st.E] = b.restitution[:n]
         tol = self.config.contact_tolerance
-        size = st.coordinate_size(self)
+        size = self._coordinate_size()
         geo, head, chain = new_grid(body, link, dim, self._box, tol, size)
         if self._box is not None:
             side = min(geo.length[:dim])

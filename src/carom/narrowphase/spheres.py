@@ -178,6 +178,13 @@ def touch_slack(r_i, r_j, size, tol):
     return tol * min(r_i, r_j) + ROUNDOFF * size
 
 
+def touch_slacks(r_i, r_j, x_i, x_j, tol):
+    """`touch_slack` for arrays of pairs (NumPy, for validation outside the kernels): radii ``r_i``, ``r_j``
+    (m) and positions ``x_i``, ``x_j`` (rows, m), the round-off taken over each pair's coordinates."""
+    size = np.maximum(np.abs(x_i).max(axis=1), np.abs(x_j).max(axis=1))
+    return tol * np.minimum(r_i, r_j) + ROUNDOFF * size
+
+
 @njit(cache=True, inline="always")
 def wall_touch_slack(r, size, tol):
     """`touch_slack` of a ball of radius r (m) and a wall: ``tol`` times its radius, plus round-off."""
