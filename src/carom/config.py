@@ -42,11 +42,11 @@ class Config:
     #: events among them within it (a pile is held by forces, not by millions of micro-impacts). A slow
     #: pair still this far apart keeps falling freely: its force only stops it closing by more than the gap.
     resting_gap: float = 1e-4
-    #: Resting-contact forces are solved until no sweep changes a body's acceleration by more than this
-    #: fraction of the acceleration scale (the largest smooth acceleration, gravity in a pile, and at least
-    #: ``resting_speed / dt``): the velocity error a step leaves in a pile is this fraction of the resting
-    #: speed. Looser, a settled pile jitters (at 1: by about g dt per step) and its steps gain energy.
-    force_tolerance: float = 1e-3
+    #: Resting-contact forces are solved until no sweep of the accelerated projected-gradient solver
+    #: changes a body's acceleration by more than this fraction of the acceleration scale (the largest
+    #: smooth acceleration, gravity in a pile, and at least ``resting_speed / dt``). Looser, a settled pile
+    #: keeps creeping (at 1e-3, a 1,000-disk pile at dt = 1/60 s by a few mm/s, too fast to sleep).
+    force_tolerance: float = 1e-8
     #: Approach speeds below this fraction of the largest speed in a contact cluster count as zero
     #: (round-off); applies for every e, including e = 1. Dimensionless.
     speed_tolerance: float = 1e-12
@@ -65,8 +65,13 @@ class Config:
     #: `ContactError`. Only a body crushed elastically by a moving fixed body gains speed without bound
     #: (each bounce off it adds twice its speed), its impacts then coming ever faster. Dimensionless.
     max_speed_ratio: float = 1e6
-    #: Projected Gauss-Seidel sweeps and relative tolerance for each contact complementarity problem.
-    lcp_iterations: int = 500
+    #: `World`: an island of touching bodies on a support (a wall or a fixed body) falls asleep once every
+    #: body in it has moved slower than ``sleep_speed`` (m/s) for ``sleep_time`` (s): it is frozen and costs
+    #: nothing until something may touch it (`carom.step.sleep`). ``sleep_time = inf`` turns sleeping off.
+    sleep_time: float = 0.5
+    sleep_speed: float = 1e-3
+    #: Sweeps and relative tolerance for each contact complementarity problem.
+    lcp_iterations: int = 10_000
     lcp_tolerance: float = 1e-13
     #: Sweeps of the end-of-step overlap projection (positions only; velocities are never changed).
     projection_iterations: int = 200
@@ -79,7 +84,7 @@ class Config:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if not math.isfinite(value) or value < 0:
+            if math.isnan(value) or value < 0 or (math.isinf(value) and f.name != "sleep_time"):
                 raise ValueError(f"Config.{f.name} must be finite and >= 0, got {value!r}")
         if self.max_rounds < 1 or self.lcp_iterations < 1 or self.impact_log_capacity < 1 or self.max_body_events < 1:
             raise ValueError("Config: max_rounds, lcp_iterations, impact_log_capacity and max_body_events must be >= 1")

@@ -33,6 +33,7 @@ from .forces import Force
 from .kinematics import motion_bounds
 from .materials import RULE_CODES
 from .model import Model, as_number
+from .step import sleep
 from .step.drift import (
     Bodies,
     Candidates,
@@ -86,6 +87,15 @@ class World(Model):
         self.event_count = 0
         self._log = new_log(config.impact_log_capacity, dim)
         self._work: Work | None = None  # the drift's work arrays, kept between steps
+        # sleeping islands (`carom.step.sleep`): per body, whether asleep, how long it has been still (s) and
+        # its island's label while asleep; the resting forces of sleeping bodies, kept for when they wake
+        self._asleep = np.zeros(0, dtype=bool)
+        self._still_time = np.zeros(0)
+        self._island = np.zeros(0, dtype=np.int64)
+        self._islands_made = 0
+        self._sleep_pairs = (np.zeros(0, dtype=np.int64), np.zeros(0))
+        self._sleep_walls = np.zeros((0, 0))
+        self._rest_reach = 0.0
 
     def add_force(self, force: Force) -> Force:
         """Add a force (`NBodyGravity`, `Atmosphere`, `Thrust`, or a `Force` subclass)."""
@@ -94,11 +104,92 @@ class World(Model):
         force.bind(self)
         self.forces.append(force)
         self._a0 = None
+        self.wake()
         return force
 
     def _bodies_changed(self) -> None:
         self._a0 = None
         self._pair_force = (np.zeros(0, dtype=np.int64), np.zeros(0))
+        self.wake()
+
+    # ----------------------------------------------------------------- sleeping islands
+    @property
+    def sleeping(self) -> np.ndarray:
+        """(n,) bool: the bodies asleep now (`carom.step.sleep`): at rest on a support, frozen until touched."""
+        return self._sleep_state()[0].copy()
+
+    def wake(self) -> None:
+        """Wake every sleeping body. Call it after writing positions or velocities in place."""
+        n = self.bodies.n
+        self._asleep = np.zeros(n, dtype=bool)
+        self._still_time = np.zeros(n)
+        self._island = np.full(n, -1, dtype=np.int64)
+        self._sleep_pairs = (np.zeros(0, dtype=np.int64), np.zeros(0))
+
+    def _sleep_state(self) -> tuple[np.ndarray, np.ndarray]:
+        """(asleep, still time), sized to the bodies (all awake after bodies were added)."""
+        if len(self._asleep) != self.bodies.n:
+            self.wake()
+        return self._asleep, self._still_time
+
+    def _sleep_allowed(self) -> bool:
+        return math.isfinite(self.config.sleep_time) and not self.forces and self.impact_mode == "bounce"
+
+    def _wake_islands(self, hit: np.ndarray, awake: np.ndarray, a_smooth: np.ndarray) -> None:
+        """Wake the whole island of every body in ``hit``: back into the drift (``awake``) with its smooth
+        acceleration, its velocity 0 as it slept."""
+        woken = self._asleep & np.isin(self._island, np.unique(self._island[hit]))
+        self._asleep[woken] = False
+        self._still_time[woken] = 0.0
+        self._island[woken] = -1
+        awake[woken] = True
+        a_smooth[woken] = self._a0[woken]
+
+    def _keep_sleeping_forces(self) -> None:
+        """The resting forces of sleeping bodies (which the drift does not see) put back among those carried,
+        the next step's warm start."""
+        asleep = self._asleep
+        keys, values = self._sleep_pairs
+        n = self.bodies.n
+        keep = asleep[keys // n] | asleep[keys % n]
+        if np.any(keep):
+            all_keys = np.concatenate([self._pair_force[0], keys[keep]])
+            order = np.argsort(all_keys, kind="stable")
+            self._pair_force = (all_keys[order], np.concatenate([self._pair_force[1], values[keep]])[order])
+        if self._sleep_walls.shape == self._wall_force.shape:
+            self._wall_force[asleep] = self._sleep_walls[asleep]
+        self._walls_held = bool(np.any(self._wall_force))
+
+    def _settle(self, lists: Candidates, awake: np.ndarray, dt: float) -> None:
+        """After a step: how long each awake body has been still, and the islands that fall asleep."""
+        if not self._sleep_allowed():
+            if np.any(self._asleep):
+                self.wake()
+            return
+        cfg, b, n = self.config, self.bodies, self.bodies.n
+        movable = self._movable()
+        members = awake & movable
+        speed = np.linalg.norm(b.velocity[:n], axis=1)
+        self._still_time = np.where(members & (speed <= cfg.sleep_speed), self._still_time + dt, 0.0)
+        ready = self._still_time >= cfg.sleep_time
+        if not np.any(ready & members):
+            return
+        # islands over the sleeping bodies too: a group that comes to rest against a sleeping island joins it
+        # (asleep apart, waking one would leave the other in its way)
+        count, labels = sleep.islands(lists.start, lists.nbrs, b.position[:n], b.radius[:n],
+                                      members | self._asleep, self._rest_reach)  # fmt: skip
+        held = sleep.supported(n, movable, *self._pair_force, self._wall_force)
+        fall = sleep.falling_asleep(labels, count, ready | self._asleep, held)
+        if not np.any(fall & ~self._asleep):
+            return
+        b.velocity[:n][fall] = 0.0
+        self._asleep |= fall
+        self._island[fall] = labels[fall] + self._islands_made
+        self._islands_made += count
+        keys, values = self._pair_force
+        mine = self._asleep[keys // n] | self._asleep[keys % n]
+        self._sleep_pairs = (keys[mine], values[mine])
+        self._sleep_walls = self._wall_force.copy()
 
     # ----------------------------------------------------------------- stepping
     def step(self, dt: float) -> None:
@@ -140,14 +231,19 @@ class World(Model):
         """One step: the pipeline of the module docstring."""
         if self.bodies.n == 0:
             return
+        asleep, _ = self._sleep_state()
         a_smooth = self._forces()  # 1. forces
-        lists, may_overlap = self._drift(a_smooth, dt)  # 2. drift with impacts
+        a_smooth[asleep] = 0.0
+        awake = self.bodies.active[: self.bodies.n] & ~asleep  # (woken in place by the drift)
+        lists, may_overlap = self._drift(a_smooth, awake, dt)  # 2. drift with impacts
         if may_overlap:  # 3. projection
             b, n = self.bodies, self.bodies.n
             overlap_slop = max(self.config.contact_tolerance, self.config.resting_gap)
-            project(b.position[:n], b.inv_mass[:n], b.radius[:n], b.active[:n], lists.start, lists.nbrs,
+            project(b.position[:n], b.inv_mass[:n], b.radius[:n], awake, lists.start, lists.nbrs,
                     self.walls.point, self.walls.normal, overlap_slop, self.config.projection_iterations)  # fmt: skip
+        a_smooth[self._asleep] = self._a0[self._asleep]  # (the forces kept for the next step are the real ones)
         self._kick(a_smooth, dt)  # 4. kick
+        self._settle(lists, awake, dt)  # 5. sleeping islands
 
     def _forces(self) -> np.ndarray:
         """The smooth accelerations at the start of the step, a copy (merges in the drift rewrite rows)."""
@@ -165,17 +261,19 @@ class World(Model):
         else:
             self._a0 = a_smooth if not self.forces else None
 
-    def _drift(self, a_smooth: np.ndarray, dt: float) -> tuple[Candidates, bool]:
-        """Every body on its parabola for dt, every impact at its instant (`carom.step.drift`), the drift
-        restarted with new candidate lists whenever a body outruns them. Returns the last candidate lists
-        and whether the drift may have left an overlap deeper than the projection's slop."""
+    def _drift(self, a_smooth: np.ndarray, awake: np.ndarray, dt: float) -> tuple[Candidates, bool]:
+        """Every awake body on its parabola for dt, every impact at its instant (`carom.step.drift`), the
+        drift restarted with new candidate lists whenever a body outruns them; a sleeping island that some
+        list reaches is woken first. Returns the last candidate lists and whether the drift may have left
+        an overlap deeper than the projection's slop."""
         b, n, cfg = self.bodies, self.bodies.n, self.config
         if self._wall_force.shape != (n, self.walls.n):
             self._wall_force = np.zeros((n, self.walls.n))
             self._walls_held = False
         x, v = b.position[:n], b.velocity[:n]
+        merge = self.impact_mode == "merge"
         bodies = Bodies(x, v, a_smooth, np.empty_like(a_smooth), b.inv_mass[:n], b.mass[:n], b.radius[:n],
-                        b.restitution[:n], b.inv_inertia[:n], b.active[:n])  # fmt: skip
+                        b.restitution[:n], b.inv_inertia[:n], b.active[:n] if merge else awake)  # fmt: skip
         walls = Walls(self.walls.point, self.walls.normal, self.walls.restitution)
         materials = Materials(RULE_CODES[self.restitution_rule], *self.pair_restitution_arrays())
         motion = np.empty(n)
@@ -186,7 +284,12 @@ class World(Model):
         # resting contacts are held to within resting_gap of the smallest radius: their solves stop there
         r_min = float(np.min(b.radius[:n], where=live, initial=np.inf))
         slop = cfg.resting_gap * r_min if math.isfinite(r_min) else 0.0
-        settings = Settings(cfg.contact_tolerance, cfg.resting_gap, cfg.speed_tolerance * v_scale, cfg.resting_speed,
+        # a slow contact that can close within the step joins the resting set (held by its force, which acts
+        # only if the gap would close), instead of landing in an event
+        rest_reach = max(cfg.resting_speed, 2.0 * dt * a_scale) * dt
+        self._rest_reach = max(rest_reach, slop)
+        settings = Settings(cfg.contact_tolerance, cfg.resting_gap, rest_reach, cfg.speed_tolerance * v_scale,
+                            cfg.resting_speed,
                             cfg.lcp_iterations, cfg.lcp_tolerance * v_scale, slop / dt, force_tol, cfg.max_rounds,
                             cfg.max_body_events, self.impact_mode == "merge", bool(self._impact_callbacks))  # fmt: skip
         # Whether the drift may leave an overlap deeper than the projection's slop. With no force at all,
@@ -199,6 +302,12 @@ class World(Model):
         capped = False
         while True:
             start, nbrs, margin, large = broadphase.candidates(x, b.radius[:n], b.active[:n], motion, cfg.sweep_safety)
+            if np.any(self._asleep):
+                hit = sleep.touched(start, nbrs, awake, self._asleep, x, b.radius[:n], cfg.sweep_safety * motion)
+                if np.any(hit):  # a sleeping island some awake body may reach: woken before it can be
+                    self._wake_islands(hit, awake, a_smooth)
+                    motion_bounds(v, a_smooth, b.radius[:n], awake, dt - t_sub, cfg.contact_tolerance, motion)
+                    continue
             lists = Candidates(start, nbrs, large, x.copy(), margin)
             out = self._drift_once(bodies, lists, walls, materials, settings, t_sub, dt)
             t_sub = out.t_end
@@ -218,7 +327,7 @@ class World(Model):
                 )
             if out.status != REBUILD:
                 break
-            motion_bounds(v, self._a0, b.radius[:n], self._movable(), dt - t_sub, cfg.contact_tolerance, motion)
+            motion_bounds(v, a_smooth, b.radius[:n], self._movable(), dt - t_sub, cfg.contact_tolerance, motion)
         if capped:
             warnings.warn(
                 f"contacts at one instant needed more than Config.max_rounds={cfg.max_rounds} rounds near "
@@ -256,6 +365,8 @@ class World(Model):
         self.collision_count += int(out.impacts)
         self.event_count += int(out.events)
         self._pair_force = carried_forces(work, out.n_carried)
+        if np.any(self._asleep):
+            self._keep_sleeping_forces()
         if out.n_log:
             shifted = self._log._asdict()
             shifted["time"] = self._log.time[: out.n_log] + self.time

@@ -3,7 +3,8 @@
 Resting contacts carry forces held constant within a step, so a step may leave overlaps a little deeper
 than ``Config.resting_gap``. They are removed by the smallest mass-weighted displacement of positions
 (`project`): the complementarity problem of `carom.contact.solver.solve_contacts` on displacements
-instead of velocities. Velocities, hence kinetic energy, are never changed, so pushing bodies apart can
+instead of velocities, solved by `carom.contact.solver.solve_accelerated`. Velocities, hence kinetic
+energy, are never changed, so pushing bodies apart can
 never add energy.
 """
 
@@ -15,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from .. import broadphase
-from .solver import solve_contacts
+from .solver import solve_accelerated
 
 PROJECTION_PASSES = 4  # position projections per step at most, each from the positions the last one left
 
@@ -64,7 +65,8 @@ def _project_once(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop
     for i in range(len(radius)):
         if active[i]:
             r_min = min(r_min, radius[i])
-    solve_contacts(np.arange(nc), ci, cj, cn, target, shift, inv_mass, np.empty(nc), iterations, 0.05 * slop * r_min)
+    solve_accelerated(np.arange(nc), ci, cj, cn, target, shift, inv_mass, np.empty(nc), np.empty((nc, 2)),
+                      np.zeros(len(radius)), iterations, 0.05 * slop * r_min)  # fmt: skip
     x += shift
     moved2 = 0.0
     for i in range(len(radius)):

@@ -13,6 +13,8 @@ projection (`carom.contact.projection`). Contact conventions: `carom.contact.law
 
 from __future__ import annotations
 
+import math
+
 from numba import njit
 
 from .law import apply_impulse, approach_speed
@@ -69,3 +71,74 @@ def solve_contacts(active, ci, cj, normal, target, rate, inv_mass, out, iteratio
         if worst <= tol:
             return sweep + 1
     return iterations
+
+
+@njit(cache=True)
+def solve_accelerated(active, ci, cj, normal, target, rate, inv_mass, out, scratch, per_body, iterations, tol,
+                      warm=False):  # fmt: skip
+    """`solve_contacts`'s problem by accelerated projected gradient: Nesterov's method with adaptive restart
+    (APGD, as in Chrono). Every contact moves at once from the same rates, a Jacobi-type sweep, so the
+    result does not depend on the contacts' order; the step is ``1 / L``, L the Gershgorin bound of the
+    Delassus operator ``J M^-1 J^T`` (no line search). It converges in O(sqrt(kappa)) sweeps, kappa that
+    operator's condition number (about the square of a pile's depth in layers), where Gauss-Seidel needs
+    O(kappa); the projection onto ``out >= 0`` becomes one onto a friction cone for tangential rows.
+
+    ``scratch`` is a (contacts, >= 2) work array (columns: the extrapolated point, the trial point) and
+    ``per_body`` a (bodies,) array that must be all zero (it is left so). Returns the sweeps used."""
+    if len(active) == 0:
+        return 0
+    for c in active:
+        per_body[ci[c]] += 1.0
+        if cj[c] >= 0:
+            per_body[cj[c]] += 1.0
+    lip = 0.0
+    for c in active:
+        i, j = ci[c], cj[c]
+        lip = max(lip, inv_mass[i] * per_body[i] + (inv_mass[j] * per_body[j] if j >= 0 else 0.0))
+    for c in active:
+        per_body[ci[c]] = 0.0
+        if cj[c] >= 0:
+            per_body[cj[c]] = 0.0
+    if lip == 0.0:
+        for c in active:
+            out[c] = 0.0
+        return 0
+    step = 1.0 / lip
+    for c in active:
+        if not warm:
+            out[c] = 0.0
+        scratch[c, 0] = out[c]  # the extrapolated point y, whose impulses ``rate`` holds
+    theta = 1.0
+    sweeps = iterations
+    for sweep in range(iterations):
+        worst = 0.0
+        restart = 0.0
+        for c in active:
+            y = scratch[c, 0]
+            trial = max(0.0, y + step * (approach_speed(c, ci, cj, normal, rate) + target[c]))
+            scratch[c, 1] = trial
+            worst = max(worst, abs(trial - y) * lip)
+            restart += (y - trial) * (trial - out[c])
+        if worst <= tol:
+            for c in active:
+                out[c] = scratch[c, 1]
+            sweeps = sweep + 1
+            break
+        beta = 0.0
+        if restart > 0.0:  # momentum against the gradient: start again from the trial point
+            theta = 1.0
+        else:
+            theta_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * theta * theta))
+            beta = (theta - 1.0) / theta_next
+            theta = theta_next
+        for c in active:
+            trial = scratch[c, 1]
+            y = max(0.0, trial + beta * (trial - out[c]))
+            if y != scratch[c, 0]:
+                apply_impulse(c, y - scratch[c, 0], ci, cj, normal, rate, inv_mass)
+            out[c] = trial
+            scratch[c, 0] = y
+    for c in active:  # the rates of the last iterate
+        if out[c] != scratch[c, 0]:
+            apply_impulse(c, out[c] - scratch[c, 0], ci, cj, normal, rate, inv_mass)
+    return sweeps

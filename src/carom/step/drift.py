@@ -138,6 +138,7 @@ class Settings(NamedTuple):
 
     tol: float  # contact tolerance, fraction of the smaller radius
     resting_gap: float  # fraction of the smaller radius
+    rest_reach: float  # m: the gap a contact closes in the step at the largest resting speed
     speed_tol: float  # m/s: approach speeds up to this count as zero
     resting_speed: float  # m/s
     lcp_iterations: int
@@ -151,8 +152,8 @@ class Settings(NamedTuple):
 
 
 class Work(NamedTuple):
-    """The drift's work arrays (`new_work`). ``f_pair``, ``f_wall``, ``rest_pair`` and ``rest_wall`` must be
-    all zero when a drift starts, and each drift leaves them so."""
+    """The drift's work arrays (`new_work`). ``f_pair``, ``f_wall``, ``rest_pair``, ``rest_wall`` and ``per_body``
+    must be all zero when a drift starts, and each drift leaves them so."""
 
     tb: np.ndarray  # (n,) s: each body's own time
     ev_time: np.ndarray  # (n,) s: its next event
@@ -178,6 +179,7 @@ class Work(NamedTuple):
     rest_wall: np.ndarray  # (n, k) bool
     out_keys: np.ndarray  # (entries,) the pair forces carried at the end (`carried_forces`)
     out_values: np.ndarray  # (entries,) N
+    per_body: np.ndarray  # (n,) solver scratch (`carom.contact.solver.solve_accelerated`)
 
 
 class Outcome(NamedTuple):
@@ -217,6 +219,7 @@ def new_work(n: int, dim: int, n_wall: int, n_entry: int) -> Work:
         cw=np.empty((cap, CONTACT_COLUMNS)), sel=np.empty(cap, i),
         f_pair=np.zeros(n_entry, f), rest_pair=np.zeros(n_entry, b), f_wall=np.zeros((n, n_wall), f),
         rest_wall=np.zeros((n, n_wall), b), out_keys=np.empty(n_entry, i), out_values=np.empty(n_entry, f),
+        per_body=np.zeros(n),
     )  # fmt: skip
 
 
@@ -233,7 +236,7 @@ def fits(work: Work | None, n: int, dim: int, n_wall: int, n_entry: int) -> bool
 
 def clear_work(work: Work) -> None:
     """Zero the arrays that must be zero between drifts (after a drift cut short by an exception)."""
-    for arr in (work.f_pair, work.f_wall, work.rest_pair, work.rest_wall):
+    for arr in (work.f_pair, work.f_wall, work.rest_pair, work.rest_wall, work.per_body):
         arr[...] = 0
 
 
@@ -282,7 +285,7 @@ def drift(bodies, lists, walls, materials, carried, s, log, w, t0, T):
     # ---- predictions and the heap
     if held or not fused:
         predict_all(t0, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, wall_size,
-                     rest_wall, tol, speed_tol, ev_time, ev_partner, False, resting_gap, ci, cj, ck, cn, cw,
+                     rest_wall, tol, speed_tol, ev_time, ev_partner, False, resting_gap, 0.0, ci, cj, ck, cn, cw,
                      nrm)  # fmt: skip
     size = heap_build(ev_time, heap_t, heap_b, where)  # (every trajectory count is 0 until the first event)
 
@@ -433,7 +436,7 @@ def drift(bodies, lists, walls, materials, carried, s, log, w, t0, T):
             # stop an approach within that time, and carried to the next step's warm start, forces for a
             # vanishing remainder, ``u / h``, would be unbounded)
             h_left = max(T - t_now, LATE_EVENT * T)
-            contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, h_left, lcp_iterations, rest_tol_a)
+            contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, w.per_body, h_left, lcp_iterations, rest_tol_a)
             held = True
         for c in range(nc):
             if cw[c, UPDATE] == 0.0:  # free before and after: nothing to record
@@ -538,11 +541,11 @@ def _resting_set(bodies, lists, walls, materials, carried, s, w, wall_size, t0, 
     fused = not merge and len(force_keys) == 0 and not carried.walls_held
     if fused:
         nc, deepest = predict_all(t0, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n,
-                                   wall_size, rest_wall, tol, speed_tol, ev_time, ev_partner, True, resting_gap, ci,
-                                   cj, ck, cn, cw, nrm)  # fmt: skip
+                                   wall_size, rest_wall, tol, speed_tol, ev_time, ev_partner, True, resting_gap,
+                                   s.rest_reach, ci, cj, ck, cn, cw, nrm)  # fmt: skip
     else:
         nc, deepest = gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_size, tol,
-                                   resting_gap, merge, ci, cj, ck, cn, cw, nrm)  # fmt: skip
+                                   resting_gap, s.rest_reach, merge, ci, cj, ck, cn, cw, nrm)  # fmt: skip
     held = False  # whether any contact was in the resting set (held by forces)
     if nc and h > 0.0:  # (a drift that resumes exactly at the end of the step moves nothing)
         ns = 0
@@ -555,8 +558,10 @@ def _resting_set(bodies, lists, walls, materials, carried, s, w, wall_size, t0, 
                 cw[c, RESTING] = 1.0
                 sel[ns] = c
                 ns += 1
-                cw[c, TARGET] = -cw[c, GAP] / h
-                slow = slow or u > cw[c, GAP] / h + speed_tol
+                # (an overlap is not pushed apart: that would add energy; the projection removes it)
+                closing = max(cw[c, GAP], 0.0) / h
+                cw[c, TARGET] = -closing
+                slow = slow or u > closing + speed_tol
         if slow:  # perfectly inelastic: approach no faster than the gap can take
             solve_contacts(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], lcp_iterations,
                             rest_tol_v)  # fmt: skip
@@ -575,7 +580,7 @@ def _resting_set(bodies, lists, walls, materials, carried, s, w, wall_size, t0, 
             cw[c, IMPULSE] = f
             if f != 0.0:
                 apply_impulse(c, f, ci, cj, cn, a, inv_mass)
-        contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, h, lcp_iterations, rest_tol_a, True)
+        contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, w.per_body, h, lcp_iterations, rest_tol_a, True)
         held = ns > 0
         for s in range(ns):
             c = sel[s]

@@ -22,9 +22,10 @@ INF = math.inf
 # ---------------------------------------------------------------- contact lists
 # Columns of the per-contact work array: approach speed (m/s), restitution, solver target, impulse (N s) or
 # force (N), resting flag (1.0: in the step's resting set), gap (m; 0 while touching), force carried (N),
-# whether its resting state or force is being updated (1.0).
-RESTING, GAP, FORCE, UPDATE = range(SHARED_COLUMNS, SHARED_COLUMNS + 4)
-CONTACT_COLUMNS = SHARED_COLUMNS + 4
+# whether its resting state or force is being updated (1.0); then two columns of solver scratch
+# (`carom.contact.solver.solve_accelerated`).
+RESTING, GAP, FORCE, UPDATE, SCRATCH = range(SHARED_COLUMNS, SHARED_COLUMNS + 5)
+CONTACT_COLUMNS = SHARED_COLUMNS + 6
 
 
 @njit(cache=True, inline="always")
@@ -42,44 +43,46 @@ def put_contact(ci, cj, ck, cn, cw, c, i, j, m, normal, sign, gap, resting, forc
 
 
 @njit(cache=True, inline="always")
-def near_pair(b, j, m, x, radius, tol, resting_gap, ci, cj, ck, cn, cw, nc, nrm, deepest):
+def near_pair(b, j, m, x, radius, tol, resting_gap, reach, ci, cj, ck, cn, cw, nc, nrm, deepest):
     """`gather_near` for pair b-j (entry m of b's list, j > b): the contact is written at nc if it is near.
     Returns the new (nc, deepest)."""
-    reach = radius[b] + radius[j] + max(resting_gap * min(radius[b], radius[j]), pair_slack(b, j, x, radius, tol))
+    near = max(resting_gap * min(radius[b], radius[j]), reach)
+    reach = radius[b] + radius[j] + max(near, pair_slack(b, j, x, radius, tol))
     dist2 = 0.0
     for d in range(x.shape[1]):
         dist2 += (x[j, d] - x[b, d]) ** 2
     if dist2 > reach * reach:
         return nc, deepest
     gap = pair_gap(b, j, x, radius, tol, nrm)
-    if gap > resting_gap * min(radius[b], radius[j]):
+    if gap > near:
         return nc, deepest
     put_contact(ci, cj, ck, cn, cw, nc, b, j, m, nrm, 1.0, gap, False, 0.0)
     return nc + 1, min(deepest, (math.sqrt(dist2) - radius[b] - radius[j]) / min(radius[b], radius[j]))
 
 
 @njit(cache=True, inline="always")
-def near_wall_reach(b, x, radius, wall_size, tol, resting_gap):
-    """A plane gap (m) beyond which body b is near no wall: beyond both the resting gap and the touching
-    slack of every wall (`wall_slack_bound`)."""
-    return max(resting_gap * radius[b], wall_slack_bound(b, x, radius, wall_size, tol))
+def near_wall_reach(b, x, radius, wall_size, tol, resting_gap, reach):
+    """A plane gap (m) beyond which body b is near no wall: beyond the resting gap, ``reach`` (m) and the
+    touching slack of every wall (`wall_slack_bound`)."""
+    return max(resting_gap * radius[b], reach, wall_slack_bound(b, x, radius, wall_size, tol))
 
 
 @njit(cache=True, inline="always")
-def near_wall(b, k, plane_gap, x, radius, wall_p, wall_n, tol, resting_gap, ci, cj, ck, cn, cw, nc, deepest):
+def near_wall(b, k, plane_gap, x, radius, wall_p, wall_n, tol, resting_gap, reach, ci, cj, ck, cn, cw, nc, deepest):
     """`gather_near` for body b and wall k, at plane gap ``plane_gap`` (m) within `near_wall_reach`.
     Returns the new (nc, deepest)."""
     gap = wall_gap(b, k, x, radius, wall_p, wall_n, tol)
-    if gap > resting_gap * radius[b]:
+    if gap > max(resting_gap * radius[b], reach):
         return nc, deepest
     put_contact(ci, cj, ck, cn, cw, nc, b, -1 - k, -1, wall_n[k], -1.0, gap, False, 0.0)
     return nc + 1, min(deepest, plane_gap / radius[b])
 
 
 @njit(cache=True, _nrt=False)  # no reference counting on its arrays: it allocates nothing
-def gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_size, tol, resting_gap, merge, ci, cj,
-                 ck, cn, cw, nrm):  # fmt: skip
-    """Every contact (all bodies at one time) touching or within ``resting_gap`` of the smaller radius, in
+def gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_size, tol, resting_gap, reach, merge,
+                ci, cj, ck, cn, cw, nrm):  # fmt: skip
+    """Every contact (all bodies at one time) touching or within ``resting_gap`` of the smaller radius or
+    ``reach`` (m), in
     body order, into the contact arrays (room for `contact_capacity`). No body pairs in merge mode (bodies
     that touch merge). ``nrm``: work array of dim floats. Returns their number and the deepest overlap
     among them, as a fraction of the smaller radius (0 if none overlaps)."""
@@ -92,15 +95,15 @@ def gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_s
             for m in range(start[b], start[b + 1]):
                 j = nbrs[m]
                 if j > b and active[j] and (inv_mass[b] != 0.0 or inv_mass[j] != 0.0):
-                    nc, deepest = near_pair(b, j, m, x, radius, tol, resting_gap, ci, cj, ck, cn, cw, nc, nrm,
+                    nc, deepest = near_pair(b, j, m, x, radius, tol, resting_gap, reach, ci, cj, ck, cn, cw, nc, nrm,
                                              deepest)  # fmt: skip
         if inv_mass[b] != 0.0:
-            near_reach = near_wall_reach(b, x, radius, wall_size, tol, resting_gap)
+            near_reach = near_wall_reach(b, x, radius, wall_size, tol, resting_gap, reach)
             for k in range(walls_within(b, near_reach, x, radius, wall_p, wall_n)):
                 plane_gap = wall_plane_gap(b, k, x, radius, wall_p, wall_n)
                 if plane_gap <= near_reach:
-                    nc, deepest = near_wall(b, k, plane_gap, x, radius, wall_p, wall_n, tol, resting_gap, ci, cj, ck,
-                                             cn, cw, nc, deepest)  # fmt: skip
+                    nc, deepest = near_wall(b, k, plane_gap, x, radius, wall_p, wall_n, tol, resting_gap, reach, ci,
+                                            cj, ck, cn, cw, nc, deepest)  # fmt: skip
     return nc, deepest
 
 

@@ -9,14 +9,14 @@ from numba import njit
 
 from ..contact.law import approach_speed
 from ..contact.layout import APPROACH, IMPULSE, RESTITUTION, TARGET
-from ..contact.solver import solve_contacts
+from ..contact.solver import solve_accelerated
 from ..materials import pair_restitution
 from ..narrowphase.spheres import centripetal
-from .gather import GAP, RESTING
+from .gather import GAP, RESTING, SCRATCH
 
 
 @njit(cache=True)
-def contact_forces(sel, ci, cj, cn, cw, x, v, a, inv_mass, h, iterations, tol, warm=False):
+def contact_forces(sel, ci, cj, cn, cw, x, v, a, inv_mass, per_body, h, iterations, tol, warm=False):
     """Normal forces of the resting contacts ``sel`` for the h seconds left in the step, added to the
     accelerations ``a`` (bodies of inverse mass 0 in ``inv_mass`` are held).
 
@@ -33,7 +33,8 @@ def contact_forces(sel, ci, cj, cn, cw, x, v, a, inv_mass, h, iterations, tol, w
         if h > 0.0:
             kappa = max(2.0 * (cw[c, GAP] - u * h) / (h * h), -max(u, 0.0) / h)
         cw[c, TARGET] = -(kappa + centripetal(c, ci, cj, cn, x, v))
-    return solve_contacts(sel, ci, cj, cn, cw[:, TARGET], a, inv_mass, cw[:, IMPULSE], iterations, tol, warm)
+    return solve_accelerated(sel, ci, cj, cn, cw[:, TARGET], a, inv_mass, cw[:, IMPULSE], cw[:, SCRATCH:],
+                             per_body, iterations, tol, warm)  # fmt: skip
 
 
 @njit(cache=True, inline="always")
