@@ -2,7 +2,8 @@
 
 The scene is `carom.canonical.pile`: n disks (spheres) dropped from a loose lattice into a box under gravity,
 restitution 0.5. The peers get the same bodies, velocities and walls, friction 0.5 and their default
-solver settings (pymunk: 10 iterations; pybullet: its defaults), sleeping off; carom's bodies are smooth.
+solver settings (pymunk: 10 iterations, no sleeping; pybullet: its defaults, sleeping after 2 s at rest);
+carom's bodies are smooth and its islands sleep (``Config.sleep_time``).
 Each run simulates ``--until`` seconds at the step ``--dt`` and reports the wall time, whether the pile is at
 rest at the end (mean speed below 1% of sqrt(g d), d the diameter), the deepest overlap between bodies (a
 fraction of R), and the body-steps per second. A peer that is not installed is skipped (``pip install
@@ -115,8 +116,7 @@ def run_pybullet(n: int, dt: float, until: float) -> dict:
     for x, v in zip(ref.positions, ref.velocities, strict=True):
         body = pb.createMultiBody(1.0, sphere, basePosition=x.tolist(), physicsClientId=client)
         pb.resetBaseVelocity(body, linearVelocity=v.tolist(), physicsClientId=client)
-        pb.changeDynamics(body, -1, restitution=0.5, lateralFriction=FRICTION,
-                          activationState=pb.ACTIVATION_STATE_DISABLE_SLEEPING, physicsClientId=client)
+        pb.changeDynamics(body, -1, restitution=0.5, lateralFriction=FRICTION, physicsClientId=client)
         bodies.append(body)
     steps = _steps(until, dt)
     start = time.perf_counter()
@@ -129,13 +129,55 @@ def run_pybullet(n: int, dt: float, until: float) -> dict:
     return _summary("pybullet", x, v, radius, g, steps, wall)
 
 
+def hex_pile(n: int, radius: float = 0.1, g: float = 9.0):
+    """About n disks in a settled hexagonal pile (rows touching exactly) in a 2D box, at rest, sleeping off:
+    the contact structure of a pile without the cost of pouring it."""
+    import carom
+
+    cols = max(2, round(math.sqrt(n)))
+    rows = max(1, n // cols)
+    i, j = np.meshgrid(np.arange(cols), np.arange(rows), indexing="ij")
+    x = radius + 2 * radius * i + radius * (j % 2)
+    y = radius + math.sqrt(3) * radius * j
+    w = carom.World(dim=2, gravity=(0, -g), config=carom.Config(sleep_time=math.inf))
+    w.add_box(lower=(0, 0), upper=(2 * radius * cols + radius, y.max() + 4 * radius), restitution=0.5)
+    w.add_bodies(np.column_stack([x.ravel(), y.ravel()]), np.zeros((x.size, 2)), masses=1.0, radii=radius,
+                 restitution=0.5)  # fmt: skip
+    return w
+
+
+def scaling(sizes, dt: float) -> None:
+    """Cost of a step of a settled, awake pile per contact (the contacts the solver holds), by size."""
+    print("| disks | layers | contacts | ms per step | µs per contact per step |")
+    print("|---:|---:|---:|---:|---:|")
+    for n in sizes:
+        w = hex_pile(n)
+        w.step(dt)  # the first solve starts cold
+        w.step(dt)
+        state = w.get_state()
+        contacts = len(state["pair_force"]) + int(np.count_nonzero(state["wall_force"]))
+        steps = 20
+        start = time.perf_counter()
+        for _ in range(steps):
+            w.step(dt)
+        per_step = (time.perf_counter() - start) / steps
+        layers = round((w.positions[:, 1].max() - 0.1) / (math.sqrt(3) * 0.1)) + 1
+        print(f"| {w.n_bodies:,} | {layers} | {contacts:,} | {per_step * 1e3:.3g} | {per_step / contacts * 1e6:.3g} |",
+              flush=True)  # fmt: skip
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=1000, help="bodies per pile")
     parser.add_argument("--dt", type=float, default=1.0 / 60.0, help="time step, s")
     parser.add_argument("--until", type=float, default=10.0, help="simulated time, s")
     parser.add_argument("--dim", type=int, choices=(2, 3), nargs="*", default=[2, 3])
+    parser.add_argument("--scaling", type=int, nargs="*", help="instead: the cost per contact of settled "
+                        "hexagonal 2D piles of these sizes, awake")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.scaling:
+        scaling(args.scaling, args.dt)
+        return
     print("| pile | engine | dt | simulated s | wall s | at rest | mean speed m/s | overlap / R | body-steps/s |")
     print("|---|---|---:|---:|---:|---|---:|---:|---:|")
     for dim in args.dim:

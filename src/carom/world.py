@@ -15,6 +15,8 @@ One step of length dt (kick-drift-kick leapfrog, written as velocity Verlet):
 4. **kick** — forces at the new state ``a1``; ``v += (a1 - a0) dt / 2`` (leapfrog). For uniform gravity
    ``a1 = a0`` and the step is exact; for other forces the scheme is symplectic and second order.
    ``integrator="euler"`` skips this kick (first order: forces held at their start-of-step value).
+5. **sleep** — islands of touching bodies that have rested on a support for ``Config.sleep_time`` fall
+   asleep: left out of steps 2 and 3 until an awake body may reach them (`carom.step.sleep`).
 """
 
 from __future__ import annotations
@@ -388,13 +390,24 @@ class World(Model):
             "pair_force_keys": self._pair_force[0].copy(),
             "pair_force": self._pair_force[1].copy(),
             "wall_force": self._wall_force.copy(),
+            # sleeping islands: who sleeps (by island), how long each body has been still, the forces kept
+            "sleep_island": np.where(self._sleep_state()[0], self._island, -1),
+            "still_time": self._still_time.copy(),
+            "sleep_pair_keys": self._sleep_pairs[0].copy(),
+            "sleep_pair_force": self._sleep_pairs[1].copy(),
+            "sleep_wall_force": (
+                self._sleep_walls.copy()
+                if self._sleep_walls.shape == self._wall_force.shape
+                else np.zeros_like(self._wall_force)
+            ),
             **self.bodies.snapshot(),
         }
 
     def set_state(self, state: dict) -> None:
         """Restore a state from `get_state` (same scene: walls and forces are not part of it)."""
         scalars = ("time", "collision_count", "event_count", "smooth_acceleration", "pair_force_keys", "pair_force",
-                   "wall_force")  # fmt: skip
+                   "wall_force", "sleep_island", "still_time", "sleep_pair_keys", "sleep_pair_force",
+                   "sleep_wall_force")  # fmt: skip
         self.bodies.restore({k: np.asarray(v) for k, v in state.items() if k not in scalars})
         self.time = float(state["time"])
         self.collision_count = int(state["collision_count"])
@@ -405,5 +418,14 @@ class World(Model):
         self._wall_force = np.array(state.get("wall_force", np.zeros((n, self.walls.n))), dtype=float)
         self._wall_force = self._wall_force.reshape(n, self.walls.n)
         self._walls_held = bool(np.any(self._wall_force))
+        self.wake()  # (a state from before sleeping existed has every body awake)
+        if "sleep_island" in state:
+            self._island = np.array(state["sleep_island"], dtype=np.int64).reshape(n)
+            self._asleep = self._island >= 0
+            self._islands_made = int(self._island.max(initial=-1)) + 1
+            self._still_time = np.array(state["still_time"], dtype=float).reshape(n)
+            self._sleep_pairs = (np.array(state["sleep_pair_keys"], dtype=np.int64),
+                                 np.array(state["sleep_pair_force"], dtype=float))  # fmt: skip
+            self._sleep_walls = np.array(state["sleep_wall_force"], dtype=float)
         a0 = state.get("smooth_acceleration")
         self._a0 = None if a0 is None else np.array(a0, dtype=float).reshape(self.n_bodies, self.dim)
