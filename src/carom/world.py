@@ -98,6 +98,7 @@ class World(Model):
         self._sleep_pairs = (np.zeros(0, dtype=np.int64), np.zeros(0))
         self._sleep_walls = np.zeros((0, 0))
         self._rest_reach = 0.0
+        self._still_counted = False  # whether any still time may be nonzero
 
     def add_force(self, force: Force) -> Force:
         """Add a force (`NBodyGravity`, `Atmosphere`, `Thrust`, or a `Force` subclass)."""
@@ -168,6 +169,12 @@ class World(Model):
             if np.any(self._asleep):
                 self.wake()
             return
+        if len(self._pair_force[0]) == 0 and not self._walls_held:  # nothing rests on anything: none can sleep
+            if self._still_counted:
+                self._still_time[:] = 0.0
+                self._still_counted = False
+            return
+        self._still_counted = True
         cfg, b, n = self.config, self.bodies, self.bodies.n
         movable = self._movable()
         members = awake & movable
@@ -235,15 +242,18 @@ class World(Model):
             return
         asleep, _ = self._sleep_state()
         a_smooth = self._forces()  # 1. forces
-        a_smooth[asleep] = 0.0
-        awake = self.bodies.active[: self.bodies.n] & ~asleep  # (woken in place by the drift)
+        awake = self.bodies.active[: self.bodies.n].copy()  # (woken in place by the drift)
+        if asleep.any():
+            a_smooth[asleep] = 0.0
+            awake &= ~asleep
         lists, may_overlap = self._drift(a_smooth, awake, dt)  # 2. drift with impacts
         if may_overlap:  # 3. projection
             b, n = self.bodies, self.bodies.n
             overlap_slop = max(self.config.contact_tolerance, self.config.resting_gap)
             project(b.position[:n], b.inv_mass[:n], b.radius[:n], awake, lists.start, lists.nbrs,
                     self.walls.point, self.walls.normal, overlap_slop, self.config.projection_iterations)  # fmt: skip
-        a_smooth[self._asleep] = self._a0[self._asleep]  # (the forces kept for the next step are the real ones)
+        if self._asleep.any():  # (the forces kept for the next step are the real ones)
+            a_smooth[self._asleep] = self._a0[self._asleep]
         self._kick(a_smooth, dt)  # 4. kick
         self._settle(lists, awake, dt)  # 5. sleeping islands
 
@@ -424,6 +434,7 @@ class World(Model):
             self._asleep = self._island >= 0
             self._islands_made = int(self._island.max(initial=-1)) + 1
             self._still_time = np.array(state["still_time"], dtype=float).reshape(n)
+            self._still_counted = True
             self._sleep_pairs = (np.array(state["sleep_pair_keys"], dtype=np.int64),
                                  np.array(state["sleep_pair_force"], dtype=float))  # fmt: skip
             self._sleep_walls = np.array(state["sleep_wall_force"], dtype=float)

@@ -179,7 +179,8 @@ class Work(NamedTuple):
     rest_wall: np.ndarray  # (n, k) bool
     out_keys: np.ndarray  # (entries,) the pair forces carried at the end (`carried_forces`)
     out_values: np.ndarray  # (entries,) N
-    per_body: np.ndarray  # (n,) solver scratch (`carom.contact.solver.solve_accelerated`)
+    scratch: np.ndarray  # (cap, 2) force-solver scratch (`carom.contact.solver.solve_accelerated`)
+    per_body: np.ndarray  # (n,) its per-body scratch
 
 
 class Outcome(NamedTuple):
@@ -219,7 +220,7 @@ def new_work(n: int, dim: int, n_wall: int, n_entry: int) -> Work:
         cw=np.empty((cap, CONTACT_COLUMNS)), sel=np.empty(cap, i),
         f_pair=np.zeros(n_entry, f), rest_pair=np.zeros(n_entry, b), f_wall=np.zeros((n, n_wall), f),
         rest_wall=np.zeros((n, n_wall), b), out_keys=np.empty(n_entry, i), out_values=np.empty(n_entry, f),
-        per_body=np.zeros(n),
+        scratch=np.empty((cap, 2)), per_body=np.zeros(n),
     )  # fmt: skip
 
 
@@ -436,7 +437,8 @@ def drift(bodies, lists, walls, materials, carried, s, log, w, t0, T):
             # stop an approach within that time, and carried to the next step's warm start, forces for a
             # vanishing remainder, ``u / h``, would be unbounded)
             h_left = max(T - t_now, LATE_EVENT * T)
-            contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, w.per_body, h_left, lcp_iterations, rest_tol_a)
+            contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, w.scratch, w.per_body, h_left, lcp_iterations,
+                           rest_tol_a)  # fmt: skip
             held = True
         for c in range(nc):
             if cw[c, UPDATE] == 0.0:  # free before and after: nothing to record
@@ -580,7 +582,8 @@ def _resting_set(bodies, lists, walls, materials, carried, s, w, wall_size, t0, 
             cw[c, IMPULSE] = f
             if f != 0.0:
                 apply_impulse(c, f, ci, cj, cn, a, inv_mass)
-        contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, w.per_body, h, lcp_iterations, rest_tol_a, True)
+        contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, w.scratch, w.per_body, h, lcp_iterations,
+                       rest_tol_a, True)  # fmt: skip
         held = ns > 0
         for s in range(ns):
             c = sel[s]

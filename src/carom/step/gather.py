@@ -22,10 +22,10 @@ INF = math.inf
 # ---------------------------------------------------------------- contact lists
 # Columns of the per-contact work array: approach speed (m/s), restitution, solver target, impulse (N s) or
 # force (N), resting flag (1.0: in the step's resting set), gap (m; 0 while touching), force carried (N),
-# whether its resting state or force is being updated (1.0); then two columns of solver scratch
-# (`carom.contact.solver.solve_accelerated`).
-RESTING, GAP, FORCE, UPDATE, SCRATCH = range(SHARED_COLUMNS, SHARED_COLUMNS + 5)
-CONTACT_COLUMNS = SHARED_COLUMNS + 6
+# whether its resting state or force is being updated (1.0). (Eight columns: a row is one 64-byte cache
+# line; the force solver's scratch is a work array of its own.)
+RESTING, GAP, FORCE, UPDATE = range(SHARED_COLUMNS, SHARED_COLUMNS + 4)
+CONTACT_COLUMNS = SHARED_COLUMNS + 4
 
 
 @njit(cache=True, inline="always")

@@ -12,7 +12,7 @@ from ..contact.layout import APPROACH, IMPULSE, RESTITUTION, TARGET
 from ..contact.solver import solve_accelerated
 from ..materials import pair_restitution
 from ..narrowphase.spheres import centripetal
-from .gather import GAP, RESTING, SCRATCH
+from .gather import GAP, RESTING
 
 #: Resting forces need not be more exact than the motion they act on: a solve stops once every contact's
 #: acceleration is within this fraction of ``u_max / h`` (the fastest normal speed among its contacts over
@@ -23,7 +23,7 @@ MOTION_FRACTION = 1e-3
 
 
 @njit(cache=True)
-def contact_forces(sel, ci, cj, cn, cw, x, v, a, inv_mass, per_body, h, iterations, tol, warm=False):
+def contact_forces(sel, ci, cj, cn, cw, x, v, a, inv_mass, scratch, per_body, h, iterations, tol, warm=False):
     """Normal forces of the resting contacts ``sel`` for the h seconds left in the step, added to the
     accelerations ``a`` (bodies of inverse mass 0 in ``inv_mass`` are held).
 
@@ -45,7 +45,7 @@ def contact_forces(sel, ci, cj, cn, cw, x, v, a, inv_mass, per_body, h, iteratio
         cw[c, TARGET] = -(kappa + centripetal(c, ci, cj, cn, x, v))
     if h > 0.0:
         tol = max(tol, MOTION_FRACTION * u_max / h)
-    return solve_accelerated(sel, ci, cj, cn, cw[:, TARGET], a, inv_mass, cw[:, IMPULSE], cw[:, SCRATCH:],
+    return solve_accelerated(sel, ci, cj, cn, cw[:, TARGET], a, inv_mass, cw[:, IMPULSE], scratch,
                              per_body, iterations, tol, warm)  # fmt: skip
 
 
