@@ -128,24 +128,25 @@ def _drop_on_pile(sleep):
 
 
 def test_ball_on_a_sleeping_pile_strikes_as_on_an_awake_one():
-    """The same drop onto the same pile, once asleep and once awake (sleeping off): the ball's impacts come
-    at the same times with the same impulses, to the creep an awake pile has within the solver
-    tolerance."""
+    """The same drop onto the same pile, once asleep and once awake (sleeping off): over the strike (the
+    first 0.1 s of the ball's impacts: 36 of them, 21 at its first instant) the ball's impacts come
+    at the same times with the same impulses, to what the awake pile's creep within the solver tolerance
+    changes (measured: 2.5e-8 s and 7.5e-6 of the impulse). Later the struck pile's motion is chaotic and
+    the two runs part, as any two runs that differ in the last digits would."""
     runs = []
     for sleep in (True, False):
-        w, ball, impacts = _drop_on_pile(sleep)
+        w, _, impacts = _drop_on_pile(sleep)
         w.run(until=5.0, dt=DT)
         asleep_before = int(np.sum(w.sleeping))
         assert not impacts
-        w.run(until=7.0, dt=DT)
-        runs.append((asleep_before, impacts, w.positions[ball].copy()))
-    (asleep, hits_sleeping, x_sleeping), (awake_asleep, hits_awake, x_awake) = runs
+        w.run(until=6.0, dt=DT)
+        runs.append((asleep_before, [(t, p) for t, p in impacts if t < impacts[0][0] + 0.1]))
+    (asleep, hits_sleeping), (awake_asleep, hits_awake) = runs
     assert asleep == 60 and awake_asleep == 0
-    assert len(hits_sleeping) == len(hits_awake) >= 10
+    assert len(hits_sleeping) == len(hits_awake) >= 20
     for (t1, p1), (t2, p2) in zip(hits_sleeping, hits_awake, strict=True):
-        assert t1 == pytest.approx(t2, abs=1e-6)
-        assert p1 == pytest.approx(p2, rel=1e-4, abs=1e-9)
-    np.testing.assert_allclose(x_sleeping, x_awake, atol=1e-6)
+        assert t1 == pytest.approx(t2, abs=1e-7)
+        assert p1 == pytest.approx(p2, rel=1e-4)
 
 
 def test_resume_inside_a_sleeping_pile_is_exact():

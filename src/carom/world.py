@@ -92,6 +92,7 @@ class World(Model):
         # sleeping islands (`carom.step.sleep`): per body, whether asleep, how long it has been still (s) and
         # its island's label while asleep; the resting forces of sleeping bodies, kept for when they wake
         self._asleep = np.zeros(0, dtype=bool)
+        self._sleepers = 0  # how many bodies sleep (so that a world with none pays nothing for sleeping)
         self._still_time = np.zeros(0)
         self._island = np.zeros(0, dtype=np.int64)
         self._islands_made = 0
@@ -125,6 +126,7 @@ class World(Model):
         """Wake every sleeping body. Call it after writing positions or velocities in place."""
         n = self.bodies.n
         self._asleep = np.zeros(n, dtype=bool)
+        self._sleepers = 0
         self._still_time = np.zeros(n)
         self._island = np.full(n, -1, dtype=np.int64)
         self._sleep_pairs = (np.zeros(0, dtype=np.int64), np.zeros(0))
@@ -143,6 +145,7 @@ class World(Model):
         acceleration, its velocity 0 as it slept."""
         woken = self._asleep & np.isin(self._island, np.unique(self._island[hit]))
         self._asleep[woken] = False
+        self._sleepers -= int(np.count_nonzero(woken))
         self._still_time[woken] = 0.0
         self._island[woken] = -1
         awake[woken] = True
@@ -166,7 +169,7 @@ class World(Model):
     def _settle(self, lists: Candidates, awake: np.ndarray, dt: float) -> None:
         """After a step: how long each awake body has been still, and the islands that fall asleep."""
         if not self._sleep_allowed():
-            if np.any(self._asleep):
+            if self._sleepers:
                 self.wake()
             return
         if len(self._pair_force[0]) == 0 and not self._walls_held:  # nothing rests on anything: none can sleep
@@ -193,6 +196,7 @@ class World(Model):
             return
         b.velocity[:n][fall] = 0.0
         self._asleep |= fall
+        self._sleepers = int(np.count_nonzero(self._asleep))
         self._island[fall] = labels[fall] + self._islands_made
         self._islands_made += count
         keys, values = self._pair_force
@@ -242,17 +246,17 @@ class World(Model):
             return
         asleep, _ = self._sleep_state()
         a_smooth = self._forces()  # 1. forces
-        awake = self.bodies.active[: self.bodies.n].copy()  # (woken in place by the drift)
-        if asleep.any():
+        awake = self.bodies.active[: self.bodies.n]  # read only, unless some body sleeps:
+        if self._sleepers:
             a_smooth[asleep] = 0.0
-            awake &= ~asleep
+            awake = awake & ~asleep  # (a new array, woken in place by the drift)
         lists, may_overlap = self._drift(a_smooth, awake, dt)  # 2. drift with impacts
         if may_overlap:  # 3. projection
             b, n = self.bodies, self.bodies.n
             overlap_slop = max(self.config.contact_tolerance, self.config.resting_gap)
             project(b.position[:n], b.inv_mass[:n], b.radius[:n], awake, lists.start, lists.nbrs,
                     self.walls.point, self.walls.normal, overlap_slop, self.config.projection_iterations)  # fmt: skip
-        if self._asleep.any():  # (the forces kept for the next step are the real ones)
+        if self._sleepers:  # (the forces kept for the next step are the real ones)
             a_smooth[self._asleep] = self._a0[self._asleep]
         self._kick(a_smooth, dt)  # 4. kick
         self._settle(lists, awake, dt)  # 5. sleeping islands
@@ -314,7 +318,7 @@ class World(Model):
         capped = False
         while True:
             start, nbrs, margin, large = broadphase.candidates(x, b.radius[:n], b.active[:n], motion, cfg.sweep_safety)
-            if np.any(self._asleep):
+            if self._sleepers:
                 hit = sleep.touched(start, nbrs, awake, self._asleep, x, b.radius[:n], cfg.sweep_safety * motion)
                 if np.any(hit):  # a sleeping island some awake body may reach: woken before it can be
                     self._wake_islands(hit, awake, a_smooth)
@@ -377,7 +381,7 @@ class World(Model):
         self.collision_count += int(out.impacts)
         self.event_count += int(out.events)
         self._pair_force = carried_forces(work, out.n_carried)
-        if np.any(self._asleep):
+        if self._sleepers:
             self._keep_sleeping_forces()
         if out.n_log:
             shifted = self._log._asdict()
@@ -432,6 +436,7 @@ class World(Model):
         if "sleep_island" in state:
             self._island = np.array(state["sleep_island"], dtype=np.int64).reshape(n)
             self._asleep = self._island >= 0
+            self._sleepers = int(np.count_nonzero(self._asleep))
             self._islands_made = int(self._island.max(initial=-1)) + 1
             self._still_time = np.array(state["still_time"], dtype=float).reshape(n)
             self._still_counted = True

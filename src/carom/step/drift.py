@@ -286,7 +286,7 @@ def drift(bodies, lists, walls, materials, carried, s, log, w, t0, T):
     # ---- predictions and the heap
     if held or not fused:
         predict_all(t0, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, wall_size,
-                     rest_wall, tol, speed_tol, ev_time, ev_partner, False, resting_gap, 0.0, ci, cj, ck, cn, cw,
+                     rest_wall, tol, speed_tol, ev_time, ev_partner, False, resting_gap, ci, cj, ck, cn, cw,
                      nrm)  # fmt: skip
     size = heap_build(ev_time, heap_t, heap_b, where)  # (every trajectory count is 0 until the first event)
 
@@ -538,13 +538,14 @@ def _resting_set(bodies, lists, walls, materials, carried, s, w, wall_size, t0, 
             a[b, d] = a_smooth[b, d]
     h = T - t0
     # Where the last step held no contact (a gas), the near contacts are gathered in the pass that predicts,
-    # and the predictions stand unless some contact joins the resting set now. (The resting set is empty
-    # here, so both passes see the same contacts; which one runs changes no result.)
+    # and the predictions stand unless some contact joins the resting set now. That pass leaves out the
+    # contacts that could close within the step but do not touch (Settings.rest_reach): with nothing held,
+    # they are events; once something rests, they join the resting set.
     fused = not merge and len(force_keys) == 0 and not carried.walls_held
     if fused:
         nc, deepest = predict_all(t0, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n,
                                    wall_size, rest_wall, tol, speed_tol, ev_time, ev_partner, True, resting_gap,
-                                   s.rest_reach, ci, cj, ck, cn, cw, nrm)  # fmt: skip
+                                   ci, cj, ck, cn, cw, nrm)  # fmt: skip
     else:
         nc, deepest = gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_size, tol,
                                    resting_gap, s.rest_reach, merge, ci, cj, ck, cn, cw, nrm)  # fmt: skip

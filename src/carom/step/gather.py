@@ -45,13 +45,15 @@ def put_contact(ci, cj, ck, cn, cw, c, i, j, m, normal, sign, gap, resting, forc
 @njit(cache=True, inline="always")
 def near_pair(b, j, m, x, radius, tol, resting_gap, reach, ci, cj, ck, cn, cw, nc, nrm, deepest):
     """`gather_near` for pair b-j (entry m of b's list, j > b): the contact is written at nc if it is near.
-    Returns the new (nc, deepest)."""
-    near = max(resting_gap * min(radius[b], radius[j]), reach)
-    reach = radius[b] + radius[j] + max(near, pair_slack(b, j, x, radius, tol))
+    Returns the new (nc, deepest). ``reach`` (m) or None: see `gather_near`."""
+    near = resting_gap * min(radius[b], radius[j])
+    if reach is not None:  # (a branch Numba prunes where reach is None: the hot loop of a gas stays lean)
+        near = max(near, reach)
+    within = radius[b] + radius[j] + max(near, pair_slack(b, j, x, radius, tol))
     dist2 = 0.0
     for d in range(x.shape[1]):
         dist2 += (x[j, d] - x[b, d]) ** 2
-    if dist2 > reach * reach:
+    if dist2 > within * within:
         return nc, deepest
     gap = pair_gap(b, j, x, radius, tol, nrm)
     if gap > near:
@@ -64,7 +66,10 @@ def near_pair(b, j, m, x, radius, tol, resting_gap, reach, ci, cj, ck, cn, cw, n
 def near_wall_reach(b, x, radius, wall_size, tol, resting_gap, reach):
     """A plane gap (m) beyond which body b is near no wall: beyond the resting gap, ``reach`` (m) and the
     touching slack of every wall (`wall_slack_bound`)."""
-    return max(resting_gap * radius[b], reach, wall_slack_bound(b, x, radius, wall_size, tol))
+    near = resting_gap * radius[b]
+    if reach is not None:
+        near = max(near, reach)
+    return max(near, wall_slack_bound(b, x, radius, wall_size, tol))
 
 
 @njit(cache=True, inline="always")
@@ -72,7 +77,10 @@ def near_wall(b, k, plane_gap, x, radius, wall_p, wall_n, tol, resting_gap, reac
     """`gather_near` for body b and wall k, at plane gap ``plane_gap`` (m) within `near_wall_reach`.
     Returns the new (nc, deepest)."""
     gap = wall_gap(b, k, x, radius, wall_p, wall_n, tol)
-    if gap > max(resting_gap * radius[b], reach):
+    near = resting_gap * radius[b]
+    if reach is not None:
+        near = max(near, reach)
+    if gap > near:
         return nc, deepest
     put_contact(ci, cj, ck, cn, cw, nc, b, -1 - k, -1, wall_n[k], -1.0, gap, False, 0.0)
     return nc + 1, min(deepest, plane_gap / radius[b])
@@ -82,10 +90,10 @@ def near_wall(b, k, plane_gap, x, radius, wall_p, wall_n, tol, resting_gap, reac
 def gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_size, tol, resting_gap, reach, merge,
                 ci, cj, ck, cn, cw, nrm):  # fmt: skip
     """Every contact (all bodies at one time) touching or within ``resting_gap`` of the smaller radius or
-    ``reach`` (m), in
-    body order, into the contact arrays (room for `contact_capacity`). No body pairs in merge mode (bodies
-    that touch merge). ``nrm``: work array of dim floats. Returns their number and the deepest overlap
-    among them, as a fraction of the smaller radius (0 if none overlaps)."""
+    ``reach`` (m; None: not that), in body order, into the contact arrays (room for `contact_capacity`).
+    No body pairs in merge mode (bodies that touch merge). ``nrm``: work array of dim floats. Returns
+    their number and the deepest overlap among them, as a fraction of the smaller radius (0 if none
+    overlaps)."""
     nc = 0
     deepest = 0.0
     for b in range(x.shape[0]):

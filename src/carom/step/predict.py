@@ -102,7 +102,7 @@ def _wall_time(b, k, t, T, x, v, a, radius, wall_p, wall_n, tol, speed_tol):
 
 @njit(cache=True)
 def predict_all(t, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, wall_size,
-                 rest_wall, tol, speed_tol, ev_time, ev_partner, gather, resting_gap, reach, ci, cj, ck, cn, cw,
+                 rest_wall, tol, speed_tol, ev_time, ev_partner, gather, resting_gap, ci, cj, ck, cn, cw,
                  nrm):  # fmt: skip
     """`predict_body` for every movable active body, all of them at time t: ``ev_time``, ``ev_partner``.
 
@@ -111,8 +111,9 @@ def predict_all(t, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair,
     differences), and as rows are visited in id order each body still meets its partners in id order,
     walls last, so ties go to the same partner as in `predict_body`.
 
-    With ``gather`` (no contact in the resting set yet, not merge mode), it is also `gather_near` in the
-    same pass, and returns what that returns; (0, 0.0) otherwise."""
+    With ``gather`` (no contact held by forces in the last step, not merge mode), it is also `gather_near`
+    in the same pass, without the ``reach`` (with nothing resting, a slow contact that closes within the
+    step is an event), and returns what that returns; (0, 0.0) otherwise."""
     n = x.shape[0]
     nc = 0
     deepest = 0.0
@@ -134,7 +135,7 @@ def predict_all(t, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair,
             if j <= i or not active[j] or rest_pair[m] or (inv_mass[i] == 0.0 and inv_mass[j] == 0.0):
                 continue
             if gather:
-                nc, deepest = near_pair(i, j, m, x, radius, tol, resting_gap, reach, ci, cj, ck, cn, cw, nc, nrm,
+                nc, deepest = near_pair(i, j, m, x, radius, tol, resting_gap, None, ci, cj, ck, cn, cw, nc, nrm,
                                         deepest)  # fmt: skip
             t_c = _pair_time(i, j, t, T, x, v, a, radius, tol, speed_tol)
             if t_c < ev_time[i] and inv_mass[i] != 0.0:
@@ -145,11 +146,11 @@ def predict_all(t, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair,
                 ev_partner[j] = i
         if inv_mass[i] != 0.0:  # `_wall_event`, written out: inlined here it counted references on 7 arrays
             reach = wall_reach(i, x, v, a, radius, wall_size, tol, T - t)
-            near_reach = near_wall_reach(i, x, radius, wall_size, tol, resting_gap, reach) if gather else -INF
+            near_reach = near_wall_reach(i, x, radius, wall_size, tol, resting_gap, None) if gather else -INF
             for k in range(walls_within(i, max(reach, near_reach), x, radius, wall_p, wall_n)):
                 plane_gap = wall_plane_gap(i, k, x, radius, wall_p, wall_n)
                 if plane_gap <= near_reach:
-                    nc, deepest = near_wall(i, k, plane_gap, x, radius, wall_p, wall_n, tol, resting_gap, reach, ci,
+                    nc, deepest = near_wall(i, k, plane_gap, x, radius, wall_p, wall_n, tol, resting_gap, None, ci,
                                             cj, ck, cn, cw, nc, deepest)  # fmt: skip
                 if plane_gap > reach or rest_wall[i, k]:
                     continue
