@@ -7,10 +7,12 @@ import math
 import numpy as np
 import pytest
 from conftest import min_gap
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import carom
 from carom.canonical import pile
-from carom.contact.solver import solve_accelerated
+from carom.contact.solver import solve_accelerated, solve_contacts
 
 G = 9.81
 DT = 1 / 60
@@ -163,3 +165,43 @@ def test_resume_inside_a_sleeping_pile_is_exact():
     np.testing.assert_array_equal(resumed.positions, w.positions)
     np.testing.assert_array_equal(resumed.velocities, w.velocities)
     assert resumed.collision_count == w.collision_count
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31), st.integers(2, 12), st.integers(1, 30))
+def test_accelerated_solver_finds_the_known_solution_in_any_order(seed, n, m):
+    """Random contact problems built around a known solution: random masses, normals, walls, and impulses
+    ``p* >= 0`` (half of them zero); the targets are set so that ``p*`` meets the complementarity
+    conditions (equality where ``p* > 0``, a random slack where it is 0). The rates after are unique (the
+    problem is strictly convex in them), so the accelerated solver, in any order of the contacts, and
+    Gauss-Seidel must both reach the rates ``p*`` gives."""
+    rng = np.random.default_rng(seed)
+    ci = rng.integers(0, n, m)
+    cj = rng.integers(-2, n, m)
+    cj = np.where(cj == ci, -1, cj)  # a wall instead of a body with itself
+    normal = rng.normal(size=(m, 2))
+    normal /= np.linalg.norm(normal, axis=1)[:, None]
+    inv_mass = 1.0 / rng.uniform(0.5, 2.0, n)
+    rate0 = rng.normal(size=(n, 2))
+    p_star = np.where(rng.random(m) < 0.5, 0.0, rng.exponential(size=m))
+    rate_star = rate0.copy()
+    for c in range(m):
+        rate_star[ci[c]] -= p_star[c] * inv_mass[ci[c]] * normal[c]
+        if cj[c] >= 0:
+            rate_star[cj[c]] += p_star[c] * inv_mass[cj[c]] * normal[c]
+    approach = np.einsum("cd,cd->c", rate_star[ci] - np.where(cj[:, None] >= 0, rate_star[np.maximum(cj, 0)], 0.0),
+                         normal)  # fmt: skip
+    target = -approach - np.where(p_star > 0, 0.0, rng.exponential(size=m))
+
+    def solve(order, accelerated):
+        rate, out = rate0.copy(), np.zeros(m)
+        if accelerated:
+            solve_accelerated(order, ci, cj, normal, target, rate, inv_mass, out, np.zeros((m, 2)), np.zeros(n),
+                              1_000_000, 1e-12)  # fmt: skip
+        else:
+            solve_contacts(order, ci, cj, normal, target, rate, inv_mass, out, 1_000_000, 1e-12)
+        return rate
+
+    np.testing.assert_allclose(solve(np.arange(m), True), rate_star, rtol=0, atol=1e-7)
+    np.testing.assert_allclose(solve(rng.permutation(m), True), rate_star, rtol=0, atol=1e-7)
+    np.testing.assert_allclose(solve(np.arange(m), False), rate_star, rtol=0, atol=1e-7)
