@@ -137,6 +137,14 @@ class World(Model):
             self.wake()
         return self._asleep, self._still_time
 
+    def _nothing_moves(self) -> bool:
+        """Whether every movable body sleeps and every other active body (fixed) is at rest."""
+        movable = self._movable()
+        if self._sleepers != np.count_nonzero(movable):
+            return False
+        others = self.active & ~movable
+        return not np.any(self.bodies.velocity[: self.bodies.n][others])
+
     def _sleep_allowed(self) -> bool:
         return math.isfinite(self.config.sleep_time) and not self.forces and self.impact_mode == "bounce"
 
@@ -245,6 +253,8 @@ class World(Model):
         if self.bodies.n == 0:
             return
         asleep, _ = self._sleep_state()
+        if self._sleepers and self._nothing_moves():
+            return  # every movable body asleep, every fixed one at rest: the step changes nothing
         a_smooth = self._forces()  # 1. forces
         awake = self.bodies.active[: self.bodies.n]  # read only, unless some body sleeps:
         if self._sleepers:
