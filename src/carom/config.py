@@ -85,7 +85,8 @@ class Config:
         for f in fields(self):
             value = getattr(self, f.name)
             if math.isnan(value) or value < 0 or (math.isinf(value) and f.name != "sleep_time"):
-                raise ValueError(f"Config.{f.name} must be finite and >= 0, got {value!r}")
+                allowed = ">= 0 (inf: never sleep)" if f.name == "sleep_time" else "finite and >= 0"
+                raise ValueError(f"Config.{f.name} must be {allowed}, got {value!r}")
         if self.max_rounds < 1 or self.lcp_iterations < 1 or self.impact_log_capacity < 1 or self.max_body_events < 1:
             raise ValueError("Config: max_rounds, lcp_iterations, impact_log_capacity and max_body_events must be >= 1")
         if self.max_speed_ratio < 1:

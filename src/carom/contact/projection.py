@@ -4,8 +4,8 @@ Resting contacts carry forces held constant within a step, so a step may leave o
 than ``Config.resting_gap``. They are removed by the smallest mass-weighted displacement of positions
 (`project`): the complementarity problem of `carom.contact.solver.solve_contacts` on displacements
 instead of velocities, solved by `carom.contact.solver.solve_accelerated`. Velocities, hence kinetic
-energy, are never changed, so pushing bodies apart can
-never add energy.
+energy, are never changed: pushing bodies apart adds no kinetic energy (it raises the potential energy
+of bodies lifted out of an overlap by their weight times the lift).
 """
 
 from __future__ import annotations

@@ -43,12 +43,20 @@ def put_contact(ci, cj, ck, cn, cw, c, i, j, m, normal, sign, gap, resting, forc
 
 
 @njit(cache=True, inline="always")
+def near_gap(resting_gap, r, reach):
+    """The gap (m) within which a contact is near: ``resting_gap`` of the (smaller) radius r, or ``reach``
+    if larger (None: not that; a branch Numba prunes, so the hot loop of a gas stays lean)."""
+    near = resting_gap * r
+    if reach is not None:
+        near = max(near, reach)
+    return near
+
+
+@njit(cache=True, inline="always")
 def near_pair(b, j, m, x, radius, tol, resting_gap, reach, ci, cj, ck, cn, cw, nc, nrm, deepest):
     """`gather_near` for pair b-j (entry m of b's list, j > b): the contact is written at nc if it is near.
     Returns the new (nc, deepest). ``reach`` (m) or None: see `gather_near`."""
-    near = resting_gap * min(radius[b], radius[j])
-    if reach is not None:  # (a branch Numba prunes where reach is None: the hot loop of a gas stays lean)
-        near = max(near, reach)
+    near = near_gap(resting_gap, min(radius[b], radius[j]), reach)
     within = radius[b] + radius[j] + max(near, pair_slack(b, j, x, radius, tol))
     dist2 = 0.0
     for d in range(x.shape[1]):
@@ -66,10 +74,7 @@ def near_pair(b, j, m, x, radius, tol, resting_gap, reach, ci, cj, ck, cn, cw, n
 def near_wall_reach(b, x, radius, wall_size, tol, resting_gap, reach):
     """A plane gap (m) beyond which body b is near no wall: beyond the resting gap, ``reach`` (m) and the
     touching slack of every wall (`wall_slack_bound`)."""
-    near = resting_gap * radius[b]
-    if reach is not None:
-        near = max(near, reach)
-    return max(near, wall_slack_bound(b, x, radius, wall_size, tol))
+    return max(near_gap(resting_gap, radius[b], reach), wall_slack_bound(b, x, radius, wall_size, tol))
 
 
 @njit(cache=True, inline="always")
@@ -77,10 +82,7 @@ def near_wall(b, k, plane_gap, x, radius, wall_p, wall_n, tol, resting_gap, reac
     """`gather_near` for body b and wall k, at plane gap ``plane_gap`` (m) within `near_wall_reach`.
     Returns the new (nc, deepest)."""
     gap = wall_gap(b, k, x, radius, wall_p, wall_n, tol)
-    near = resting_gap * radius[b]
-    if reach is not None:
-        near = max(near, reach)
-    if gap > near:
+    if gap > near_gap(resting_gap, radius[b], reach):
         return nc, deepest
     put_contact(ci, cj, ck, cn, cw, nc, b, -1 - k, -1, wall_n[k], -1.0, gap, False, 0.0)
     return nc + 1, min(deepest, plane_gap / radius[b])
