@@ -18,6 +18,8 @@ G = 6.67430e-11
 ROUNDOFF = 4.0 * 2.220446049250313e-16
 
 RESTITUTION_RULES = ("min", "max", "mean", "product")
+#: How two friction coefficients combine: ``geometric`` is ``sqrt(mu_a mu_b)`` (as Box2D).
+FRICTION_RULES = ("geometric", "min", "max", "mean", "product")
 IMPACT_MODES = ("bounce", "merge")
 INTEGRATORS = ("leapfrog", "euler")
 

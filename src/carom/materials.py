@@ -3,18 +3,20 @@
 A world combines the coefficients of restitution of the two sides of a contact by a named rule
 (``World(restitution_rule=...)``); `Model.set_pair_restitution` overrides one pair. Overrides are kept as
 a sorted int64 array of pair keys (`pair_key`) that kernels search, beside an array of values. Friction
-coefficients will combine and override the same way.
+coefficients combine (``World(friction_rule=...)``) and override (`Model.set_pair_friction`) the same way.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
-from .config import RESTITUTION_RULES
+from .config import FRICTION_RULES, RESTITUTION_RULES
 
 #: Rule name -> code used inside kernels (`combine`).
-RULE_CODES = {name: code for code, name in enumerate(RESTITUTION_RULES)}
+RULE_CODES = {name: code for code, name in enumerate(dict.fromkeys(RESTITUTION_RULES + FRICTION_RULES))}
 
 #: Pair keys: body pair (i, j) -> min(i, j) * KEY_BASE + max(i, j); body i and wall k (j = -1 - k) ->
 #: -(i * KEY_BASE + k + 1). Ids stay below KEY_BASE, so keys are unique and fit in int64.
@@ -31,14 +33,16 @@ def pair_key(i, j):
 
 @njit(cache=True, inline="always")
 def combine(e1, e2, rule):
-    """Combine two coefficients by rule code (`RULE_CODES`: 0 min, 1 max, 2 mean, 3 product)."""
+    """Combine two coefficients by rule code (`RULE_CODES`: 0 min, 1 max, 2 mean, 3 product, 4 geometric)."""
     if rule == 0:
         return min(e1, e2)
     if rule == 1:
         return max(e1, e2)
     if rule == 2:
         return 0.5 * (e1 + e2)
-    return e1 * e2
+    if rule == 3:
+        return e1 * e2
+    return math.sqrt(e1 * e2)
 
 
 @njit(cache=True, inline="always")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial import cKDTree
 
-from .config import DEFAULT, IMPACT_MODES, RESTITUTION_RULES, ROUNDOFF, Config
+from .config import DEFAULT, FRICTION_RULES, IMPACT_MODES, RESTITUTION_RULES, ROUNDOFF, Config
 from .materials import pair_key
 from .narrowphase.spheres import touch_slacks
 from .shapes import ball_inertia_factor
@@ -25,7 +25,9 @@ from .state import BodyState, WallState
 class Impact:
     """One resolved impact. ``j = -1 - k`` for wall ``k``. ``normal`` points from body i towards body
     j (for a wall: the wall's normal, away from the wall). ``impulse`` (N s) is the magnitude of the
-    normal impulse; ``approach_speed`` (m/s) the normal approach speed before it."""
+    normal impulse; ``approach_speed`` (m/s) the normal approach speed before it. ``tangential_impulse``
+    (N s, a vector in the contact plane) is the friction impulse on body j (body i receives its opposite):
+    zero between smooth bodies."""
 
     time: float
     i: int
@@ -34,6 +36,11 @@ class Impact:
     impulse: float
     approach_speed: float
     restitution: float
+    tangential_impulse: np.ndarray = None
+
+    def __post_init__(self):
+        if self.tangential_impulse is None:
+            object.__setattr__(self, "tangential_impulse", np.zeros_like(self.normal))
 
 
 def as_number(field: str, value, *, allow_inf: bool = False) -> float:
@@ -65,6 +72,22 @@ def _restitution(field: str, value) -> float:
     return e
 
 
+def friction_pair(prefix: str, static, kinetic) -> tuple[float, float]:
+    """Validated (mu_s, mu_k): both finite and >= 0, mu_k <= mu_s; ``kinetic=None`` means mu_k = mu_s.
+    Fields are named ``{prefix}static_friction`` and ``{prefix}kinetic_friction`` in messages."""
+    mu_s = as_number(f"{prefix}static_friction", static)
+    if mu_s < 0:
+        raise ValueError(f"{prefix}static_friction must be >= 0, got {static!r}")
+    if kinetic is None:
+        return mu_s, mu_s
+    mu_k = as_number(f"{prefix}kinetic_friction", kinetic)
+    if mu_k < 0:
+        raise ValueError(f"{prefix}kinetic_friction must be >= 0, got {kinetic!r}")
+    if mu_k > mu_s:
+        raise ValueError(f"{prefix}kinetic_friction must be <= static_friction ({mu_s!r}), got {kinetic!r}")
+    return mu_s, mu_k
+
+
 class Model:
     """Bodies (spheres in 3D, disks in 2D), walls and the impact model shared by both engines."""
 
@@ -74,6 +97,7 @@ class Model:
         gravity=None,
         *,
         restitution_rule: str = "min",
+        friction_rule: str = "geometric",
         impact_mode: str = "bounce",
         config: Config = DEFAULT,
     ):
@@ -81,6 +105,8 @@ class Model:
             raise ValueError(f"dim must be 2 or 3, got {dim!r}")
         if restitution_rule not in RESTITUTION_RULES:
             raise ValueError(f"restitution_rule must be one of {RESTITUTION_RULES}, got {restitution_rule!r}")
+        if friction_rule not in FRICTION_RULES:
+            raise ValueError(f"friction_rule must be one of {FRICTION_RULES}, got {friction_rule!r}")
         if impact_mode not in IMPACT_MODES:
             raise ValueError(f"impact_mode must be one of {IMPACT_MODES}, got {impact_mode!r}")
         if not isinstance(config, Config):
@@ -88,6 +114,7 @@ class Model:
         self.dim = dim
         self.gravity = np.zeros(dim) if gravity is None else as_vector("gravity", gravity, dim)
         self.restitution_rule = restitution_rule
+        self.friction_rule = friction_rule
         self.impact_mode = impact_mode
         self.config = config
         self.time = 0.0
@@ -95,6 +122,7 @@ class Model:
         self.bodies = BodyState(dim)
         self.walls = WallState(dim)
         self._pair_restitution: dict[int, float] = {}
+        self._pair_friction: dict[int, tuple[float, float]] = {}  # key -> (mu_s, mu_k)
         self._impact_callbacks: list[Callable[[Impact], None]] = []
 
     # ----------------------------------------------------------------- adding things
@@ -107,11 +135,22 @@ class Model:
         restitution: float = 1.0,
         fixed: bool = False,
         drag_coefficient: float = 0.47,
+        *,
+        static_friction: float = 0.0,
+        kinetic_friction: float | None = None,
+        rolling_resistance: float = 0.0,
+        angular_velocity=None,
+        inertia: float | None = None,
     ) -> int:
         """Add a sphere (3D) or disk (2D); return its id (stable for the world's life).
 
-        ``fixed=True``: infinite inertial mass, unmoved by impacts and forces (it keeps its velocity, 0
-        by default); its ``mass``, if given, still attracts other bodies under `NBodyGravity`.
+        ``fixed=True``: infinite inertial mass and inertia, unmoved by impacts and forces (it keeps its
+        velocity and angular velocity, 0 by default: a driven roller may spin); its ``mass``, if given,
+        still attracts other bodies under `NBodyGravity`. Friction: ``static_friction`` mu_s >= 0,
+        ``kinetic_friction`` mu_k in [0, mu_s] (default mu_s), ``rolling_resistance`` mu_r >= 0 (the normal
+        force acts mu_r R ahead of the contact point). ``angular_velocity`` (rad/s): a 3-vector in 3D, a
+        number in 2D (counter-clockwise positive). ``inertia`` (kg m^2, about the centre): default
+        2/5 m R^2 (solid sphere) or 1/2 m R^2 (uniform disk).
         """
         ids = self.add_bodies(
             [position],
@@ -121,6 +160,11 @@ class Model:
             restitution=restitution,
             fixed=fixed,
             drag_coefficient=drag_coefficient,
+            static_friction=static_friction,
+            kinetic_friction=kinetic_friction,
+            rolling_resistance=rolling_resistance,
+            angular_velocities=None if angular_velocity is None else [angular_velocity],
+            inertias=None if inertia is None else [inertia],
             _single=True,
         )
         return int(ids[0])
@@ -134,12 +178,18 @@ class Model:
         restitution=1.0,
         fixed=False,
         drag_coefficient=0.47,
+        *,
+        static_friction=0.0,
+        kinetic_friction=None,
+        rolling_resistance=0.0,
+        angular_velocities=None,
+        inertias=None,
         _single: bool = False,
     ) -> np.ndarray:
         """Add many bodies at once (arrays of shape (k, dim) / (k,), or scalars broadcast); return ids.
 
-        All are validated and checked for overlaps (with each other, earlier bodies and walls) before any
-        is stored: either all are added or none.
+        ``angular_velocities``: (k, 3) in 3D, (k,) in 2D. All are validated and checked for overlaps (with
+        each other, earlier bodies and walls) before any is stored: either all are added or none.
         """
         dim = self.dim
         pos = np.asarray(positions, dtype=float)
@@ -151,9 +201,12 @@ class Model:
             return name if _single else f"{name}[{index}]"
 
         def per_body(name, value, *, allow_inf=False):
-            arr = np.broadcast_to(np.asarray(value, dtype=float), (k,)) if value is not None else None
-            if arr is None:
+            if value is None:
                 return None
+            try:
+                arr = np.broadcast_to(np.asarray(value, dtype=float), (k,))
+            except (TypeError, ValueError):
+                raise ValueError(f"{name} must be a number or one per body ({k}), got {value!r}") from None
             for idx in np.flatnonzero(~(np.isfinite(arr) | (allow_inf & np.isinf(arr) & (arr > 0)))):
                 raise ValueError(f"{field(name, idx)} must be finite, got {float(arr[idx])!r}")
             return arr
@@ -168,6 +221,7 @@ class Model:
                 raise ValueError(f"velocity must have {dim} components (dim={dim}), got shape {vel.shape}")
             for idx in np.flatnonzero(~np.all(np.isfinite(vel), axis=1)):
                 raise ValueError(f"{field('velocity', idx)} must be finite, got {vel[idx].tolist()!r}")
+        spin = self._angular_velocities(angular_velocities, k, field, _single)
         fix = np.broadcast_to(np.asarray(fixed, dtype=bool), (k,))
         rad = per_body("radius", radii)
         for idx in np.flatnonzero(rad <= 0):
@@ -178,6 +232,17 @@ class Model:
         cd = per_body("drag_coefficient", drag_coefficient)
         for idx in np.flatnonzero(cd < 0):
             raise ValueError(f"{field('drag_coefficient', idx)} must be >= 0, got {float(cd[idx])!r}")
+        mu_s = per_body("static_friction", static_friction)
+        mu_k = mu_s if kinetic_friction is None else per_body("kinetic_friction", kinetic_friction)
+        mu_r = per_body("rolling_resistance", rolling_resistance)
+        for name, arr in (("static_friction", mu_s), ("kinetic_friction", mu_k), ("rolling_resistance", mu_r)):
+            for idx in np.flatnonzero(arr < 0):
+                raise ValueError(f"{field(name, idx)} must be >= 0, got {float(arr[idx])!r}")
+        for idx in np.flatnonzero(mu_k > mu_s):
+            raise ValueError(
+                f"{field('kinetic_friction', idx)} must be <= static_friction ({float(mu_s[idx])!r}), "
+                f"got {float(mu_k[idx])!r}"
+            )
         if masses is None:
             for idx in np.flatnonzero(~fix):
                 raise ValueError(f"{field('mass', idx)} is required for a body that is not fixed")
@@ -192,25 +257,57 @@ class Model:
                 raise ValueError(
                     f"{field('mass', idx)} must be finite for a body that is not fixed, got {float(mass[idx])!r}"
                 )
+        inertia = per_body("inertia", inertias)
+        if inertia is not None:
+            for idx in np.flatnonzero(~(inertia > 0)):
+                raise ValueError(f"{field('inertia', idx)} must be > 0, got {float(inertia[idx])!r}")
 
         self._check_overlaps(pos, rad, _single)
         inertia_factor = ball_inertia_factor(dim)
         ids = np.empty(k, dtype=np.int64)
         for a in range(k):
             inv_m = 0.0 if fix[a] else 1.0 / mass[a]
+            if fix[a]:
+                inv_i = 0.0
+            elif inertia is None:
+                inv_i = inv_m / (inertia_factor * rad[a] ** 2)
+            else:
+                inv_i = 1.0 / inertia[a]
             ids[a] = self.bodies.append(
                 position=pos[a],
                 velocity=vel[a],
+                angular_velocity=spin[a],
                 mass=mass[a],
                 inv_mass=inv_m,
                 radius=rad[a],
                 restitution=rest[a],
                 drag_coefficient=cd[a],
-                inv_inertia=inv_m / (inertia_factor * rad[a] ** 2),
+                inv_inertia=inv_i,
+                static_friction=mu_s[a],
+                kinetic_friction=mu_k[a],
+                rolling_resistance=mu_r[a],
                 fixed=fix[a],
             )
         self._bodies_changed()
         return ids
+
+    def _angular_velocities(self, value, k: int, field, single: bool) -> np.ndarray:
+        """Validated angular velocities (rad/s) of k new bodies, as stored: (k, 3) in 3D, (k, 1) in 2D."""
+        rot = 3 if self.dim == 3 else 1
+        if value is None:
+            return np.zeros((k, rot))
+        try:
+            arr = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"angular_velocity must be numbers, got {value!r}") from None
+        want = "a 3-vector (dim=3)" if rot == 3 else "a number (dim=2)"
+        if self.dim == 2 and arr.shape in ((k,), (k, 1)):
+            arr = arr.reshape(k, 1)
+        elif arr.shape != (k, 3) or self.dim != 3:
+            raise ValueError(f"angular_velocity must be {want}, got {value[0] if single else value!r}")
+        for idx in np.flatnonzero(~np.all(np.isfinite(arr), axis=1)):
+            raise ValueError(f"{field('angular_velocity', idx)} must be finite, got {arr[idx].tolist()!r}")
+        return arr
 
     def _check_overlaps(self, pos: np.ndarray, rad: np.ndarray, single: bool) -> None:
         tol = self.config.contact_tolerance
@@ -255,8 +352,11 @@ class Model:
                 f"{-gap[a]:.6g} m; bodies may touch but not overlap"
             )
 
-    def add_wall(self, point, normal, restitution: float = 1.0) -> int:
-        """Add an infinite plane through ``point``; bodies live on the side ``normal`` points to."""
+    def add_wall(self, point, normal, restitution: float = 1.0, *, static_friction: float = 0.0,
+                 kinetic_friction: float | None = None) -> int:  # fmt: skip
+        """Add an infinite plane through ``point``; bodies live on the side ``normal`` points to. Its
+        friction coefficients combine with each body's by the world's ``friction_rule``."""
+        mu_s, mu_k = friction_pair("wall ", static_friction, kinetic_friction)
         p = as_vector("wall point", point, self.dim)
         nv = as_vector("wall normal", normal, self.dim)
         length = float(np.linalg.norm(nv))
@@ -274,12 +374,14 @@ class Model:
                 f"wall (point {p.tolist()}, normal {nv.tolist()}) would overlap body {i} at position "
                 f"{b.position[i].tolist()} with radius {b.radius[i]}"
             )
-        k = self.walls.append(p, nv, e)
+        k = self.walls.append(p, nv, e, mu_s, mu_k)
         self._bodies_changed()
         return k
 
-    def add_box(self, lower, upper, restitution: float = 1.0) -> list[int]:
+    def add_box(self, lower, upper, restitution: float = 1.0, *, static_friction: float = 0.0,
+                kinetic_friction: float | None = None) -> list[int]:  # fmt: skip
         """Add the inward-facing walls of an axis-aligned box (six in 3D, four in 2D); return their ids."""
+        friction_pair("box ", static_friction, kinetic_friction)
         lo = as_vector("box lower", lower, self.dim)
         hi = as_vector("box upper", upper, self.dim)
         for axis in range(self.dim):
@@ -300,13 +402,24 @@ class Model:
         for axis in range(self.dim):
             normal = np.zeros(self.dim)
             normal[axis] = 1.0
-            ids.append(self.add_wall(lo, normal, restitution))
-            ids.append(self.add_wall(hi, -normal, restitution))
+            for point, side in ((lo, normal), (hi, -normal)):
+                ids.append(self.add_wall(point, side, restitution, static_friction=static_friction,
+                                         kinetic_friction=kinetic_friction))  # fmt: skip
         return ids
 
     def set_pair_restitution(self, i: int, j: int, e: float) -> None:
         """Override the coefficient of restitution for bodies i and j (j = -1 - k for wall k)."""
         e = _restitution("pair restitution", e)
+        self._pair_restitution[self._override_key(i, j)] = e
+
+    def set_pair_friction(self, i: int, j: int, static: float, kinetic: float | None = None) -> None:
+        """Override the friction coefficients (mu_s, mu_k; default mu_k = mu_s) for bodies i and j (j = -1 - k
+        for wall k)."""
+        self._pair_friction[self._override_key(i, j)] = friction_pair("pair ", static, kinetic)
+        self._bodies_changed()
+
+    def _override_key(self, i: int, j: int) -> int:
+        """The pair key of bodies i, j (j = -1 - k: wall k), both checked."""
         for name, x in (("i", i), ("j", j)):
             if not isinstance(x, int | np.integer):
                 raise ValueError(f"{name} must be an integer id, got {x!r}")
@@ -317,12 +430,23 @@ class Model:
                 raise ValueError(f"j must be another body id in [0, {self.bodies.n}) or -1 - wall, got {j!r}")
         elif -1 - j >= self.walls.n:
             raise ValueError(f"j = {j} names wall {-1 - j}, but there are {self.walls.n} walls")
-        self._pair_restitution[int(pair_key(int(i), int(j)))] = e
+        return int(pair_key(int(i), int(j)))
 
     def pair_restitution_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """Sorted keys and values of the pair overrides, for kernels."""
         keys = np.array(sorted(self._pair_restitution), dtype=np.int64)
         return keys, np.array([self._pair_restitution[k] for k in keys], dtype=np.float64)
+
+    def pair_friction_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """Sorted keys and (p, 2) values (mu_s, mu_k) of the pair friction overrides, for kernels."""
+        keys = np.array(sorted(self._pair_friction), dtype=np.int64)
+        return keys, np.array([self._pair_friction[k] for k in keys], dtype=np.float64).reshape(len(keys), 2)
+
+    def has_friction(self) -> bool:
+        """Whether any contact may carry friction or rolling resistance."""
+        b, n = self.bodies, self.bodies.n
+        return bool(np.any(b.static_friction[:n]) or np.any(b.rolling_resistance[:n])
+                    or any(mu_s for mu_s, _ in self._pair_friction.values()))  # fmt: skip
 
     def on_impact(self, callback: Callable[[Impact], None]) -> None:
         """Call ``callback(impact)`` for every impact, in time order, after it is resolved."""
@@ -337,6 +461,7 @@ class Model:
         if not self._impact_callbacks:
             return
         for a in range(count):
+            tangential = log.get("tangential")
             impact = Impact(
                 time=float(log["time"][a]),
                 i=int(log["i"][a]),
@@ -345,6 +470,7 @@ class Model:
                 impulse=float(log["impulse"][a]),
                 approach_speed=float(log["approach_speed"][a]),
                 restitution=float(log["restitution"][a]),
+                tangential_impulse=None if tangential is None else tangential[a].copy(),
             )
             for callback in self._impact_callbacks:
                 callback(impact)
@@ -387,6 +513,25 @@ class Model:
     @property
     def restitutions(self) -> np.ndarray:
         return self.bodies.restitution[: self.bodies.n]
+
+    @property
+    def angular_velocities(self) -> np.ndarray:
+        """Angular velocities (rad/s), indexed by id: (n, 3) in 3D, (n,) in 2D (counter-clockwise +). A view."""
+        w = self.bodies.angular_velocity[: self.bodies.n]
+        return w if self.dim == 3 else w[:, 0]
+
+    @property
+    def orientations(self) -> np.ndarray:
+        """Orientations, indexed by id: (n, 4) unit quaternions (w, x, y, z) rotating the body frame into the
+        world frame in 3D; (n,) angles (rad) in 2D. A view."""
+        q = self.bodies.orientation[: self.bodies.n]
+        return q if self.dim == 3 else q[:, 0]
+
+    @property
+    def inertias(self) -> np.ndarray:
+        """(n,) kg m^2 about each centre; inf for fixed bodies."""
+        inv = self.bodies.inv_inertia[: self.bodies.n]
+        return np.divide(1.0, inv, out=np.full(len(inv), np.inf), where=inv > 0)
 
     # ----------------------------------------------------------------- diagnostics
     def _movable(self) -> np.ndarray:

@@ -7,7 +7,8 @@ life of a world: a body merged into another stays in the arrays with ``active = 
 Rotation fields are stored from the start so that spin, friction and rigid polygons fit without a
 rewrite: ``orientation`` (unit quaternion w, x, y, z in 3D; angle in rad in 2D), ``angular_velocity``
 (rad/s; 3 components in 3D, 1 in 2D) and ``inv_inertia`` (1/(kg m^2), about the centre, isotropic for
-spheres and disks: I = 2/5 m r^2 and 1/2 m r^2). ``shape`` is 0 (sphere / disk) for every body today.
+spheres and disks: I = 2/5 m r^2 and 1/2 m r^2 unless given). ``shape`` is 0 (sphere / disk) for every body
+today. Friction coefficients are per body (and per wall), combined per contact by the world's rule.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ class BodyState:
         "restitution": np.float64,  # coefficient of restitution in [0, 1]
         "drag_coefficient": np.float64,  # Cd, dimensionless
         "inv_inertia": np.float64,  # 1/(kg m^2); 0 for fixed bodies
+        "static_friction": np.float64,  # mu_s >= 0
+        "kinetic_friction": np.float64,  # mu_k in [0, mu_s]
+        "rolling_resistance": np.float64,  # mu_r >= 0: the normal force acts mu_r R ahead of the contact
         "fixed": np.bool_,
         "active": np.bool_,
         "shape": np.int8,
@@ -76,12 +80,16 @@ class BodyState:
         """Copies of the meaningful part of every array (for checkpoints and tests)."""
         return {name: getattr(self, name)[: self.n].copy() for name in self.names()}
 
+    #: Fields a state saved before they existed may lack (they are then 0: smooth bodies).
+    _OPTIONAL = ("static_friction", "kinetic_friction", "rolling_resistance")
+
     def restore(self, arrays: dict[str, np.ndarray]) -> None:
         n = len(arrays["mass"])
         self.n = 0
         self._allocate(max(16, n))
         for name in self.names():
-            getattr(self, name)[:n] = arrays[name]
+            if name in arrays or name not in self._OPTIONAL:
+                getattr(self, name)[:n] = np.asarray(arrays[name]).reshape(getattr(self, name)[:n].shape)
         self.n = n
 
 
@@ -93,15 +101,20 @@ class WallState:
         self.point = np.zeros((0, dim))  # m
         self.normal = np.zeros((0, dim))  # unit vectors
         self.restitution = np.zeros(0)
+        self.static_friction = np.zeros(0)  # mu_s
+        self.kinetic_friction = np.zeros(0)  # mu_k
 
     @property
     def n(self) -> int:
         return len(self.restitution)
 
-    def append(self, point: np.ndarray, normal: np.ndarray, restitution: float) -> int:
+    def append(self, point: np.ndarray, normal: np.ndarray, restitution: float, static_friction: float = 0.0,
+               kinetic_friction: float = 0.0) -> int:  # fmt: skip
         self.point = np.vstack([self.point, point[None, :]])
         self.normal = np.vstack([self.normal, normal[None, :]])
         self.restitution = np.append(self.restitution, restitution)
+        self.static_friction = np.append(self.static_friction, static_friction)
+        self.kinetic_friction = np.append(self.kinetic_friction, kinetic_friction)
         return self.n - 1
 
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from . import broadphase
 from .config import DEFAULT, INTEGRATORS, Config
+from .contact.friction import Friction, new_friction_work
 from .contact.log import new_log
 from .contact.projection import project
 from .errors import CRUSHED, REBUILD, STALLED, ContactError, ContactWarning, crushed_error
@@ -51,6 +52,7 @@ from .step.drift import (
     fits,
     new_work,
 )
+from .step.friction import clear_held
 
 
 class World(Model):
@@ -89,6 +91,7 @@ class World(Model):
         self.event_count = 0
         self._log = new_log(config.impact_log_capacity, dim)
         self._work: Work | None = None  # the drift's work arrays, kept between steps
+        self._friction_work = self._no_friction_work = new_friction_work(0, 0, 0, 0)  # friction's, the same
         # sleeping islands (`carom.step.sleep`): per body, whether asleep, how long it has been still (s) and
         # its island's label while asleep; the resting forces of sleeping bodies, kept for when they wake
         self._asleep = np.zeros(0, dtype=bool)
@@ -299,9 +302,14 @@ class World(Model):
         x, v = b.position[:n], b.velocity[:n]
         merge = self.impact_mode == "merge"
         bodies = Bodies(x, v, a_smooth, np.empty_like(a_smooth), b.inv_mass[:n], b.mass[:n], b.radius[:n],
-                        b.restitution[:n], b.inv_inertia[:n], b.active[:n] if merge else awake)  # fmt: skip
+                        b.restitution[:n], b.inv_inertia[:n], b.active[:n] if merge else awake,
+                        b.angular_velocity[:n], np.zeros_like(b.angular_velocity[:n]), b.orientation[:n])  # fmt: skip
         walls = Walls(self.walls.point, self.walls.normal, self.walls.restitution)
         materials = Materials(RULE_CODES[self.restitution_rule], *self.pair_restitution_arrays())
+        friction = Friction(self.has_friction() or bool(np.any(b.angular_velocity[:n])), b.static_friction[:n],
+                            b.kinetic_friction[:n], b.rolling_resistance[:n], self.walls.static_friction,
+                            self.walls.kinetic_friction, RULE_CODES[self.friction_rule],
+                            *self.pair_friction_arrays())  # fmt: skip
         motion = np.empty(n)
         live = self._movable()
         v_scale, a_scale = motion_bounds(v, a_smooth, b.radius[:n], live, dt, cfg.contact_tolerance, motion)
@@ -335,7 +343,7 @@ class World(Model):
                     motion_bounds(v, a_smooth, b.radius[:n], awake, dt - t_sub, cfg.contact_tolerance, motion)
                     continue
             lists = Candidates(start, nbrs, large, x.copy(), margin)
-            out = self._drift_once(bodies, lists, walls, materials, settings, t_sub, dt)
+            out = self._drift_once(bodies, lists, walls, materials, friction, settings, t_sub, dt)
             t_sub = out.t_end
             capped = capped or out.capped
             may_overlap = may_overlap or out.held or out.deepest < -overlap_slop
@@ -363,7 +371,7 @@ class World(Model):
             )
         return lists, may_overlap
 
-    def _drift_once(self, bodies, lists, walls, materials, settings, t0, dt) -> Outcome:
+    def _drift_once(self, bodies, lists, walls, materials, friction, settings, t0, dt) -> Outcome:
         """One call of the drift kernel from t0, run again from the same state with a larger log if its
         impact log filled up; books its counts, carried forces and impacts."""
         b, n = self.bodies, self.bodies.n
@@ -371,16 +379,22 @@ class World(Model):
         if not fits(self._work, n, dim, self.walls.n, n_entry):  # grown with headroom, kept while it fits
             self._work = new_work(n, dim, self.walls.n, n_entry + n_entry // 4 + 64)
         work = self._work
+        if friction.enabled and not self._fits_friction(work, n):
+            self._friction_work = new_friction_work(len(work.ci), n, self.walls.n, len(work.f_pair))
+        fwork = self._friction_work if friction.enabled else self._no_friction_work
         # what the drift changes, kept to run it again should the impact log fill up
         changed = (bodies.x, bodies.v, bodies.a_smooth, self._wall_force, b.inv_mass[:n], b.mass[:n], b.radius[:n],
-                   b.inv_inertia[:n], b.active[:n])  # fmt: skip
+                   b.inv_inertia[:n], b.active[:n], bodies.w, bodies.orientation)  # fmt: skip
         kept = [arr.copy() for arr in changed] if settings.log_enabled else []
         while True:
             carried = Carried(*self._pair_force, self._wall_force, self._walls_held)
             try:
-                out = drift(bodies, lists, walls, materials, carried, settings, self._log, work, t0, dt)
+                out = drift(bodies, lists, walls, materials, friction, carried, settings, self._log, work, fwork, t0,
+                            dt)  # fmt: skip
             except BaseException:
                 clear_work(work)  # a drift cut short may leave them dirty: they must be all zero
+                if friction.enabled:
+                    clear_held(fwork)
                 raise
             if out.n_log <= len(self._log.time):
                 break
@@ -398,6 +412,11 @@ class World(Model):
             shifted["time"] = self._log.time[: out.n_log] + self.time
             self._emit_impacts(shifted, int(out.n_log))
         return out
+
+    def _fits_friction(self, work: Work, n: int) -> bool:
+        fw = self._friction_work
+        return len(fw.coef) >= len(work.ci) and len(fw.pair_a) >= len(work.f_pair) and fw.wall_a.shape[:2] == (
+            n, self.walls.n)  # fmt: skip
 
     # ----------------------------------------------------------------- state for exact restart
     def get_state(self) -> dict:

@@ -21,6 +21,7 @@ class ImpactLog(NamedTuple):
     impulse: np.ndarray  # (capacity,) N s
     approach_speed: np.ndarray  # (capacity,) m/s
     restitution: np.ndarray  # (capacity,)
+    tangential: np.ndarray  # (capacity, d) N s: the friction impulse on body j (0 between smooth bodies)
 
 
 def new_log(capacity: int, dim: int) -> ImpactLog:
@@ -33,6 +34,7 @@ def new_log(capacity: int, dim: int) -> ImpactLog:
         impulse=np.empty(capacity),
         approach_speed=np.empty(capacity),
         restitution=np.empty(capacity),
+        tangential=np.zeros((capacity, dim)),
     )
 
 

@@ -46,10 +46,20 @@ from ..contact.log import log_impact
 from ..contact.solver import solve_contacts
 from ..errors import CRUSHED, OK, REBUILD, STALLED
 from ..intrinsics import prefetch
-from ..kinematics import advance, advance_all
+from ..kinematics import advance, advance_all, spin_all
 from ..materials import pair_restitution
 from ..narrowphase.spheres import pair_gap
 from ..shapes import ball_inertia_factor
+from .friction import (
+    REGIME,
+    clear_held,
+    force_friction,
+    impact_friction,
+    note_regimes,
+    record_held,
+    spin_contacts,
+    take_off_held,
+)
 from .gather import (
     CONTACT_COLUMNS,
     FORCE,
@@ -62,7 +72,7 @@ from .gather import (
     record_resting,
 )
 from .heap import heap_build, heap_update
-from .predict import NO_PARTNER, predict_all, predict_body
+from .predict import predict_all, predict_body
 from .resting import (
     contact_forces,
     inelastic_selection,
@@ -92,8 +102,11 @@ class Bodies(NamedTuple):
     mass: np.ndarray  # (n,) kg
     radius: np.ndarray  # (n,) m
     restitution: np.ndarray  # (n,)
-    inv_inertia: np.ndarray  # (n,) 1/(kg m^2)
+    inv_inertia: np.ndarray  # (n,) 1/(kg m^2), 0 for fixed bodies
     active: np.ndarray  # (n,) bool
+    w: np.ndarray  # (n, 3) in 3D, (n, 1) in 2D: angular velocity, rad/s
+    alpha: np.ndarray  # (n, 3) or (n, 1) rad/s^2: angular acceleration from friction (written)
+    orientation: np.ndarray  # (n, 4) unit quaternions in 3D, (n, 1) angles (rad) in 2D
 
 
 class Candidates(NamedTuple):
@@ -157,7 +170,7 @@ class Work(NamedTuple):
 
     tb: np.ndarray  # (n,) s: each body's own time
     ev_time: np.ndarray  # (n,) s: its next event
-    ev_partner: np.ndarray  # (n,) its partner (-1 - k: wall k; NO_PARTNER)
+    ev_partner: np.ndarray  # (n,) its partner (-1 - k: wall k; NO_PARTNER; friction's REGIME)
     ev_count: np.ndarray  # (n,) the partner's trajectory count when predicted
     cnt: np.ndarray  # (n,) trajectory changes in this drift
     heap_t: np.ndarray  # (n,) `carom.step.heap`
@@ -257,15 +270,17 @@ def _wall_size(wall_p):
 
 
 @njit(cache=True, _nrt=False)  # no reference counting in the event loop (calls on every array): it allocates nothing
-def drift(bodies, lists, walls, materials, carried, s, log, w, t0, T):
+def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
     """Advance every active body from t0 to T (s, relative to the step start): the resting set and its
     forces, then every event in time order (an impact solved in rounds, the forces around it solved again,
     what changed predicted again), then the forces carried to the next step. Takes the named tuples above
-    (``s``: `Settings`; ``w``: `Work`). Returns an `Outcome`.
+    (``s``: `Settings`; ``w``: `Work`) and friction's (``fr``: `carom.contact.friction.Friction`, ``fw``: its
+    `FrictionWork`; `carom.step.friction`). Returns an `Outcome`.
     """
     dim = bodies.x.shape[1]
     wall_size = _wall_size(walls.point)
-    nc, deepest, held, fused = _resting_set(bodies, lists, walls, materials, carried, s, w, wall_size, t0, T)
+    nc, deepest, held, fused = _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_size, t0, T)
+    n = bodies.x.shape[0]
     x, v, a_smooth, a = bodies.x, bodies.v, bodies.a_smooth, bodies.a
     inv_mass, mass, radius, restitution = bodies.inv_mass, bodies.mass, bodies.radius, bodies.restitution
     inv_inertia, active = bodies.inv_inertia, bodies.active
@@ -288,6 +303,9 @@ def drift(bodies, lists, walls, materials, carried, s, log, w, t0, T):
         predict_all(t0, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, wall_size,
                      rest_wall, tol, speed_tol, ev_time, ev_partner, False, resting_gap, ci, cj, ck, cn, cw,
                      nrm)  # fmt: skip
+    if fr.enabled:
+        for b in range(n):
+            _with_regime(b, fw, ev_time, ev_partner)
     size = heap_build(ev_time, heap_t, heap_b, where)  # (every trajectory count is 0 until the first event)
 
     t_now = t0
@@ -301,13 +319,15 @@ def drift(bodies, lists, walls, materials, carried, s, log, w, t0, T):
         if t_ev > T:
             break
         p = ev_partner[i]
-        if p >= 0 and (ev_count[i] != cnt[p] or not active[p]):
+        if 0 <= p < n and (ev_count[i] != cnt[p] or not active[p]):
             ev_time[i], ev_partner[i] = predict_body(
                 i, t_now, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n,
                 wall_size, rest_wall, tol, speed_tol,
             )  # fmt: skip
-            if ev_partner[i] >= 0 and ev_partner[i] != NO_PARTNER:
+            if 0 <= ev_partner[i] < n:
                 ev_count[i] = cnt[ev_partner[i]]
+            if fr.enabled:
+                _with_regime(i, fw, ev_time, ev_partner)
             size = heap_update(heap_t, heap_b, where, size, i, ev_time[i])
             continue
         t_now = t_ev
@@ -323,7 +343,7 @@ def drift(bodies, lists, walls, materials, carried, s, log, w, t0, T):
             prefetch(ev_partner, heap_b[q])
 
         # ---- merge mode: two bodies that meet become one (then the caller rebuilds)
-        if merge and p >= 0:
+        if merge and 0 <= p < n:
             advance(i, t_now, x, v, a, tb)
             advance(p, t_now, x, v, a, tb)
             if pair_gap(i, p, x, radius, tol, nrm) == 0.0:
@@ -343,7 +363,9 @@ def drift(bodies, lists, walls, materials, carried, s, log, w, t0, T):
         # ---- gather the contacts of the bodies involved, solve the touching ones in rounds
         nc = 0
         n_cluster = 0
-        for b in (i, p if (p >= 0 and inv_mass[p] != 0.0) else -1):
+        if p == REGIME:
+            fw.regime[i] = INF
+        for b in (i, p if (0 <= p < n and inv_mass[p] != 0.0) else -1):
             if b < 0:
                 continue
             advance(b, t_now, x, v, a, tb)
@@ -397,6 +419,8 @@ def drift(bodies, lists, walls, materials, carried, s, log, w, t0, T):
                 ns = inelastic_selection(sel, ci, cj, cn, cw, v, a, a_smooth, rested, T, resting_speed, nc, capped_now)
             solve_contacts(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], lcp_iterations,
                             lcp_tol_v)  # fmt: skip
+            if fr.enabled:
+                impact_friction(sel[:ns], ci, cj, cn, cw, t_now, bodies, fr, fw, lcp_iterations, lcp_tol_v)
             for s in range(ns):
                 c = sel[s]
                 if cw[c, IMPULSE] <= 0.0:
@@ -408,6 +432,9 @@ def drift(bodies, lists, walls, materials, carried, s, log, w, t0, T):
                     if log_enabled:
                         n_log = log_impact(log, n_log, t_now, ci[c], cj[c], cn[c], 1.0, cw[c, IMPULSE], cw[c, APPROACH],
                                            cw[c, RESTITUTION])  # fmt: skip
+                        if fr.enabled and n_log <= len(log.time):
+                            for d in range(dim):
+                                log.tangential[n_log - 1, d] = fw.force[c, d]
                 for b in (ci[c], cj[c]):
                     if b >= 0 and inv_mass[b] != 0.0 and not expanded[b]:
                         nc = expand(
@@ -421,6 +448,8 @@ def drift(bodies, lists, walls, materials, carried, s, log, w, t0, T):
         # ---- the resting set and its forces around the bodies involved: the forces their contacts carried
         # are taken off both bodies and solved anew with both free (neighbours' other contacts as they are)
         ns = 0
+        if fr.enabled:  # (every spin brought to now before the angular accelerations change)
+            spin_contacts(range(nc), ci, cj, t_now, bodies, fw.tw)
         for c in range(nc):
             limit = rest_limit(c, ci, cj, a, a_smooth, rested, T, resting_speed, speed_tol, restitution, wall_e, rule,
                                keys, values)  # fmt: skip
@@ -429,6 +458,8 @@ def drift(bodies, lists, walls, materials, carried, s, log, w, t0, T):
             cw[c, RESTING] = 1.0 if rests else 0.0
             if cw[c, FORCE] != 0.0:
                 apply_impulse(c, -cw[c, FORCE], ci, cj, cn, a, inv_mass)
+                if fr.enabled:
+                    take_off_held(c, ci, cj, ck, start, nbrs, bodies, fw)
             if rests:
                 sel[ns] = c
                 ns += 1
@@ -440,11 +471,20 @@ def drift(bodies, lists, walls, materials, carried, s, log, w, t0, T):
             contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, w.scratch, w.per_body, h_left, lcp_iterations,
                            rest_tol_a)  # fmt: skip
             held = True
+            if fr.enabled:
+                force_friction(sel[:ns], ci, cj, cn, cw, t_now, h_left, bodies, fr, fw, w.scratch, w.per_body,
+                               lcp_iterations, rest_tol_a, speed_tol)  # fmt: skip
+        if fr.enabled:  # the next changes of regime of the bodies whose every contact was gathered
+            for q in range(n_cluster):
+                fw.regime[cluster[q]] = INF
+            note_regimes(sel[:ns], ci, cj, cn, t_now, bodies, fw)
         for c in range(nc):
             if cw[c, UPDATE] == 0.0:  # free before and after: nothing to record
                 continue
             record_resting(c, cw[c, IMPULSE] if cw[c, RESTING] != 0.0 else 0.0, ci, cj, ck, cw, start, nbrs, rest_pair,
                     f_pair, rest_wall, f_wall)  # fmt: skip
+            if fr.enabled:
+                record_held(c, cw[c, RESTING] != 0.0, ci, cj, ck, cn, start, nbrs, bodies, fw)
             for b in (ci[c], cj[c]):  # every body whose acceleration changed is re-predicted
                 if b >= 0 and inv_mass[b] != 0.0 and not expanded[b]:
                     expanded[b] = True
@@ -476,8 +516,10 @@ def drift(bodies, lists, walls, materials, carried, s, log, w, t0, T):
                 b, t_now, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n,
                 wall_size, rest_wall, tol, speed_tol,
             )  # fmt: skip
+            if fr.enabled:
+                _with_regime(b, fw, ev_time, ev_partner)
             q_partner = ev_partner[b]
-            if q_partner >= 0 and q_partner != NO_PARTNER:
+            if 0 <= q_partner < n:
                 ev_count[b] = cnt[q_partner]
                 if inv_mass[q_partner] != 0.0 and ev_time[b] < ev_time[q_partner]:
                     ev_time[q_partner] = ev_time[b]
@@ -499,12 +541,23 @@ def drift(bodies, lists, walls, materials, carried, s, log, w, t0, T):
 
     t_end = T if status == OK else t_now
     advance_all(t_end, x, v, a, tb, active)
+    if fr.enabled:
+        spin_all(t_end, bodies.w, bodies.alpha, bodies.orientation, fw.tw, active)
+        clear_held(fw)
     n_carried, walls_held = _carry_out(bodies, lists, carried, w, held)
     return Outcome(t_end, status, impacts, n_log, capped, events, n_carried, deepest, held, walls_held, stalled)
 
 
+@njit(cache=True, inline="always")
+def _with_regime(b, fw, ev_time, ev_partner):
+    """Body b's next event: its predicted contact, or its next change of friction regime if earlier."""
+    if fw.regime[b] < ev_time[b]:
+        ev_time[b] = fw.regime[b]
+        ev_partner[b] = REGIME
+
+
 @njit(cache=True, _nrt=False)
-def _resting_set(bodies, lists, walls, materials, carried, s, w, wall_size, t0, T):
+def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_size, t0, T):
     """Start a drift: every body at t0 with its smooth acceleration, the near contacts gathered, and the
     resting set over them: one perfectly inelastic velocity solve and one force solve (warm-started from
     the forces carried), no events among them for the rest of the step. Where the last step held no
@@ -536,6 +589,10 @@ def _resting_set(bodies, lists, walls, materials, carried, s, w, wall_size, t0, 
     for b in range(n):
         for d in range(dim):
             a[b, d] = a_smooth[b, d]
+    if fr.enabled:
+        bodies.alpha[:] = 0.0
+        fw.tw[:] = t0
+        fw.regime[:] = INF
     h = T - t0
     # Where the last step held no contact (a gas), the near contacts are gathered in the pass that predicts,
     # and the predictions stand unless some contact joins the resting set now. That pass leaves out the
@@ -568,6 +625,8 @@ def _resting_set(bodies, lists, walls, materials, carried, s, w, wall_size, t0, 
         if slow:  # perfectly inelastic: approach no faster than the gap can take
             solve_contacts(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], lcp_iterations,
                             rest_tol_v)  # fmt: skip
+            if fr.enabled:
+                impact_friction(sel[:ns], ci, cj, cn, cw, t0, bodies, fr, fw, lcp_iterations, rest_tol_v)
         # warm start: each contact's force at the end of the last step (keys i * n + j, i < j)
         for s in range(ns):
             c = sel[s]
@@ -585,10 +644,16 @@ def _resting_set(bodies, lists, walls, materials, carried, s, w, wall_size, t0, 
                 apply_impulse(c, f, ci, cj, cn, a, inv_mass)
         contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, w.scratch, w.per_body, h, lcp_iterations,
                        rest_tol_a, True)  # fmt: skip
+        if fr.enabled:
+            force_friction(sel[:ns], ci, cj, cn, cw, t0, h, bodies, fr, fw, w.scratch, w.per_body, lcp_iterations,
+                           rest_tol_a, speed_tol)  # fmt: skip
+            note_regimes(sel[:ns], ci, cj, cn, t0, bodies, fw)
         held = ns > 0
         for s in range(ns):
             c = sel[s]
             record_resting(c, cw[c, IMPULSE], ci, cj, ck, cw, start, nbrs, rest_pair, f_pair, rest_wall, f_wall)
+            if fr.enabled:
+                record_held(c, True, ci, cj, ck, cn, start, nbrs, bodies, fw)
 
     return nc, deepest, held, fused
 

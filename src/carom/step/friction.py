@@ -1,0 +1,170 @@
+"""Friction in the drift: spin kept in time, friction at impacts and in lasting contact, regime events.
+
+Within a drift each body turns with a constant angular acceleration between its events (`spin_to`, lazily,
+like `carom.kinematics.advance` for its centre). Friction enters at three places, all through
+`carom.contact.friction`:
+
+* **impacts** — each round's normal impulses (Newton) and tangential ones (Coulomb, ``mu_k``) are solved
+  together: friction, then the normal impulses again from where they were, until neither changes;
+* **lasting contact** — after each force solve of the resting set, its friction forces and rolling torques
+  (static up to ``mu_s N`` or kinetic ``mu_k N``), alternating with the normal forces until neither
+  changes, then the sticking contacts pushed past the static cone start to slide;
+* **regime events** — a sliding contact's slip and a rolling one's rolling rate are linear in time under
+  constant forces: the instant either reaches zero is an event of the body (partner `REGIME`), at which
+  its contacts' forces are solved again, now sticking (static friction) or at rest. Sliding turns to
+  rolling, and rolling to rest, at their exact times, whatever the step.
+
+What each held contact adds to the accelerations of its bodies is recorded (by candidate entry, and by
+body and wall) so that it can be taken off exactly when the contact is solved again.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..contact.friction import (
+    body_change,
+    breakaways,
+    contact_coefficients,
+    friction_modes,
+    regime_time,
+    solve_friction,
+)
+from ..contact.layout import IMPULSE, TARGET
+from ..contact.solver import solve_contacts
+from ..kinematics import spin_to
+from .predict import NO_PARTNER
+from .resting import contact_forces
+
+#: Event partner of a change of friction regime (`carom.step.predict` partners are bodies or -1 - wall).
+REGIME = NO_PARTNER - 1
+
+#: Rounds of "friction, then the normal forces again" allowed before a solve stops where it is.
+COUPLING_ROUNDS = 100
+
+
+@njit(cache=True, inline="always")
+def spin_contacts(sel, ci, cj, t, bodies, tw):
+    """Turn both bodies of every contact in ``sel`` to time t."""
+    for c in sel:
+        spin_to(ci[c], t, bodies.w, bodies.alpha, bodies.orientation, tw)
+        if cj[c] >= 0:
+            spin_to(cj[c], t, bodies.w, bodies.alpha, bodies.orientation, tw)
+
+
+@njit(cache=True)
+def impact_friction(sel, ci, cj, cn, cw, t, bodies, fr, fw, iterations, tol):
+    """The friction impulses of one round of impacts (the normal impulses in ``cw[:, IMPULSE]`` solved
+    already): both solved together, friction then normal impulses again, until neither changes."""
+    spin_contacts(sel, ci, cj, t, bodies, fw.tw)
+    for c in sel:
+        contact_coefficients(c, ci, cj, bodies.radius, fr, fw.coef)
+        for d in range(3):
+            fw.force[c, d] = 0.0
+            fw.torque[c, d] = 0.0
+    for _rnd in range(COUPLING_ROUNDS):
+        solve_friction(sel, ci, cj, cn, bodies.radius, bodies.inv_mass, bodies.inv_inertia, bodies.v, bodies.w,
+                       cw[:, IMPULSE], fw, False, iterations, tol)  # fmt: skip
+        if solve_contacts(sel, ci, cj, cn, cw[:, TARGET], bodies.v, bodies.inv_mass, cw[:, IMPULSE], iterations,
+                          tol, True) <= 1:  # fmt: skip
+            break
+
+
+@njit(cache=True)
+def force_friction(sel, ci, cj, cn, cw, t, h, bodies, fr, fw, scratch, per_body, iterations, tol_a, speed_tol):
+    """The friction forces and rolling torques of the resting contacts ``sel`` (their normal forces solved
+    already by `contact_forces` for the h seconds left, in ``cw[:, IMPULSE]``, added to the accelerations):
+    kinetic where a contact slides or rolls, static otherwise, then the normal forces again (warm) until
+    neither changes; sticking contacts driven past the static cone then slide, and all is solved again."""
+    spin_contacts(sel, ci, cj, t, bodies, fw.tw)
+    for c in sel:
+        contact_coefficients(c, ci, cj, bodies.radius, fr, fw.coef)
+    friction_modes(sel, ci, cj, cn, bodies.radius, bodies.v, bodies.w, fw, speed_tol)
+    for _attempt in range(4):
+        for _rnd in range(COUPLING_ROUNDS):
+            solve_friction(sel, ci, cj, cn, bodies.radius, bodies.inv_mass, bodies.inv_inertia, bodies.a,
+                           bodies.alpha, cw[:, IMPULSE], fw, True, iterations, tol_a)  # fmt: skip
+            if contact_forces(sel, ci, cj, cn, cw, bodies.x, bodies.v, bodies.a, bodies.inv_mass, scratch, per_body, h,
+                              iterations, tol_a, True) <= 1:  # fmt: skip
+                break
+        if breakaways(sel, ci, cj, cn, bodies.radius, bodies.a, bodies.alpha, cw[:, IMPULSE], fw, tol_a) == 0:
+            break
+
+
+@njit(cache=True, inline="always")
+def _held_rows(c, ci, cj, ck, start, nbrs):
+    """Where contact c's contributions are kept: the candidate entries of j in i's row and of i in j's row
+    (-1, -1 for a wall)."""
+    j = cj[c]
+    if j < 0:
+        return -1, -1
+    lo = start[j]
+    return ck[c], lo + np.searchsorted(nbrs[lo : start[j + 1]], ci[c])
+
+
+@njit(cache=True)
+def take_off_held(c, ci, cj, ck, start, nbrs, bodies, fw):
+    """Take what held contact c added (friction and rolling torque) off its bodies' accelerations."""
+    i, j = ci[c], cj[c]
+    m_i, m_j = _held_rows(c, ci, cj, ck, start, nbrs)
+    a, alpha = bodies.a, bodies.alpha
+    for d in range(a.shape[1]):
+        if j < 0:
+            a[i, d] -= fw.wall_a[i, -1 - j, d]
+        else:
+            a[i, d] -= fw.pair_a[m_i, d]
+            a[j, d] -= fw.pair_a[m_j, d]
+    for d in range(alpha.shape[1]):
+        if j < 0:
+            alpha[i, d] -= fw.wall_alpha[i, -1 - j, d]
+        else:
+            alpha[i, d] -= fw.pair_alpha[m_i, d]
+            alpha[j, d] -= fw.pair_alpha[m_j, d]
+
+
+@njit(cache=True)
+def record_held(c, held, ci, cj, ck, cn, start, nbrs, bodies, fw):
+    """Record what contact c adds to its bodies' accelerations: its friction force and rolling torque if
+    ``held`` (in the resting set), else nothing."""
+    i, j = ci[c], cj[c]
+    m_i, m_j = _held_rows(c, ci, cj, ck, start, nbrs)
+    dim, rot = bodies.a.shape[1], bodies.alpha.shape[1]
+    t = (fw.force[c, 0], fw.force[c, 1], fw.force[c, 2]) if held else (0.0, 0.0, 0.0)
+    tau = (fw.torque[c, 0], fw.torque[c, 1], fw.torque[c, 2]) if held else (0.0, 0.0, 0.0)
+    dv, dw = body_change(i, -1.0, t, tau, cn, c, bodies.radius[i], bodies.inv_mass, bodies.inv_inertia, dim)
+    for d in range(3):
+        if j < 0:
+            fw.wall_a[i, -1 - j, d] = dv[d] if d < dim else 0.0
+            fw.wall_alpha[i, -1 - j, d] = dw[d] if d < rot else 0.0
+        else:
+            fw.pair_a[m_i, d] = dv[d] if d < dim else 0.0
+            fw.pair_alpha[m_i, d] = dw[d] if d < rot else 0.0
+    if j >= 0:
+        dv, dw = body_change(j, 1.0, t, tau, cn, c, -bodies.radius[j], bodies.inv_mass, bodies.inv_inertia, dim)
+        for d in range(3):
+            fw.pair_a[m_j, d] = dv[d] if d < dim else 0.0
+            fw.pair_alpha[m_j, d] = dw[d] if d < rot else 0.0
+
+
+@njit(cache=True)
+def note_regimes(sel, ci, cj, cn, t, bodies, fw):
+    """Each resting contact's next change of regime (`regime_time`) as an event of one of its movable bodies
+    (the earliest per body, in ``fw.regime``)."""
+    for c in sel:
+        dt = regime_time(c, ci, cj, cn, bodies.radius, bodies.v, bodies.w, bodies.a, bodies.alpha, fw)
+        if dt == math.inf:
+            continue
+        b = ci[c] if bodies.inv_mass[ci[c]] != 0.0 or cj[c] < 0 else cj[c]
+        fw.regime[b] = min(fw.regime[b], t + dt)
+
+
+@njit(cache=True, _nrt=False)
+def clear_held(fw):
+    """Zero the held contributions at the end of a drift (each drift solves its friction anew)."""
+    fw.pair_a[:] = 0.0
+    fw.pair_alpha[:] = 0.0
+    fw.wall_a[:] = 0.0
+    fw.wall_alpha[:] = 0.0
