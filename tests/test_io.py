@@ -42,8 +42,8 @@ kind = "thrust"
 body = "pushed"
 force = [0.0, 2.0]
 """
-FIELDS = ("time", "position", "velocity", "active", "mass", "radius", "kinetic_energy", "potential_energy",
-          "total_energy", "momentum", "collision_count")  # fmt: skip
+FIELDS = ("time", "position", "velocity", "angular_velocity", "orientation", "active", "mass", "radius",
+          "kinetic_energy", "potential_energy", "total_energy", "momentum", "collision_count")  # fmt: skip
 
 
 def run(path, text=GAS, **run_table):
@@ -157,3 +157,101 @@ def test_not_a_trajectory_file_is_refused(tmp_path):
         f["x"] = 1
     with pytest.raises(ValueError, match="not a carom trajectory file"):
         load(tmp_path / "other.h5")
+
+
+# Spheres with friction and spin on a frictional floor in a box: they slide, roll, collide and settle.
+SPIN = """
+[world]
+dim = 3
+gravity = [0.0, 0.0, -9.81]
+seed = 2
+[run]
+until = 1.0
+dt = 0.01
+output_interval = 0.05
+[[bodies]]
+position = [0.2, 0.5, 0.1]
+velocity = [2.0, 0.5, 0.0]
+angular_velocity = [0.0, 0.0, 30.0]
+mass = 1.0
+radius = 0.1
+static_friction = 0.3
+kinetic_friction = 0.25
+rolling_resistance = 0.01
+[[generate]]
+kind = "gas"
+count = 8
+lower = [0.5, 0.0, 0.0]
+upper = [2.0, 1.0, 1.0]
+radius = [0.05, 0.1]
+mass = [0.5, 1.0]
+speed = 1.0
+restitution = 0.5
+static_friction = 0.4
+angular_velocity = [3.0, -2.0, 1.0]
+[[boxes]]
+lower = [0.0, 0.0, 0.0]
+upper = [2.0, 1.0, 1.0]
+restitution = 0.7
+static_friction = 0.5
+kinetic_friction = 0.4
+"""
+
+
+@pytest.fixture(scope="module")
+def spinning(tmp_path_factory):
+    return load(run(tmp_path_factory.mktemp("spin") / "spin.h5", SPIN))
+
+
+def test_frames_hold_spin_and_orientation(spinning):
+    t = spinning
+    assert t.angular_velocity.shape == (21, 9, 3) and t.orientation.shape == (21, 9, 4)
+    assert np.array_equal(t.angular_velocity[0, 0], [0.0, 0.0, 30.0])
+    assert np.array_equal(t.orientation[0], np.tile([1.0, 0.0, 0.0, 0.0], (9, 1)))
+    assert np.allclose(np.linalg.norm(t.orientation, axis=2), 1.0, rtol=1e-12)
+    assert np.all(np.any(t.orientation[-1] != t.orientation[0], axis=1))  # every ball has turned
+    w = carom.scenefile.build_world(parse_scene(SPIN))
+    for k in range(1, 8):
+        w.run(until=k * 0.05, dt=0.01)
+    assert np.array_equal(t.angular_velocity[7], w.angular_velocities)
+    assert np.array_equal(t.orientation[7], w.orientations)
+    spin = 0.5 * np.sum(np.sum(t.angular_velocity**2, axis=2) * w.inertias, axis=1)
+    v2 = np.sum(t.velocity**2, axis=2)
+    assert np.allclose(t.kinetic_energy, 0.5 * np.sum(t.mass * v2, axis=1) + spin, rtol=1e-12)
+
+
+def test_frames_of_disks_hold_angles(tmp_path):
+    text = GAS.replace("restitution = 0.8", "restitution = 0.8\nstatic_friction = 0.3\nangular_velocity = 5.0")
+    t = load(run(tmp_path / "disks.h5", text, until=0.3))
+    assert t.angular_velocity.shape == t.orientation.shape == (4, 13)
+    assert np.array_equal(t.angular_velocity[0], [0.0] + [5.0] * 12)
+    assert t.orientation[1, 1] != 0.0 and t.orientation[0, 1] == 0.0
+
+
+def test_resume_with_friction_and_spin_is_exact(tmp_path, spinning):
+    part = run(tmp_path / "part.h5", SPIN, until=0.35)
+    runner.resume(part, until=1.0, progress=False)
+    assert_same_run(spinning, load(part))
+
+
+def test_files_without_spin_load_as_smooth_and_resume(tmp_path, reference):
+    path = run(tmp_path / "old.h5", until=1.0)
+    with h5py.File(path, "r+") as f:  # as written before spin was recorded
+        del f["frames/angular_velocity"], f["frames/orientation"]
+    old = load(path)
+    assert np.array_equal(old.angular_velocity, np.zeros((11, 13))) and old.orientation.shape == (11, 13)
+    assert not np.any(old.orientation)
+    runner.resume(path, until=2.0, progress=False)
+    with h5py.File(path, "r") as f:
+        assert "frames/orientation" not in f and f["frames/position"].shape[0] == 21
+    resumed = load(path)
+    assert np.array_equal(resumed.position, reference.position) and resumed.angular_velocity.shape == (21, 13)
+
+
+def test_3d_files_without_spin_load_with_identity_orientations(tmp_path):
+    path = run(tmp_path / "old3.h5", SPIN, until=0.1)
+    with h5py.File(path, "r+") as f:
+        del f["frames/angular_velocity"], f["frames/orientation"]
+    old = load(path)
+    assert np.array_equal(old.angular_velocity, np.zeros((3, 9, 3)))
+    assert np.array_equal(old.orientation, np.tile([1.0, 0.0, 0.0, 0.0], (3, 9, 1)))

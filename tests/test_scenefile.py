@@ -1,6 +1,7 @@
 """Scene files: parsing, error messages, generators and the shipped examples."""
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -163,3 +164,161 @@ def test_docs_describe_every_key(table):
     doc = (Path(__file__).parents[1] / "docs" / "scenes.md").read_text()
     for key in table.__struct_fields__:
         assert f"`{key}`" in doc, f"docs/scenes.md does not describe {table.__name__}.{key}"
+
+
+# ----------------------------------------------------------------------------------------------- friction and spin
+FRICTION_3D = """
+[world]
+dim = 3
+gravity = [0.0, 0.0, -9.81]
+[run]
+until = 0.1
+dt = 0.01
+[[bodies]]
+position = [0.0, 0.0, 0.1]
+velocity = [1.0, 0.0, 0.0]
+mass = 1.0
+radius = 0.1
+static_friction = 0.3
+kinetic_friction = 0.2
+rolling_resistance = 0.01
+angular_velocity = [0.0, 10.0, 0.0]
+inertia = 0.005
+[[bodies]]
+position = [1.0, 0.0, 0.1]
+mass = 1.0
+radius = 0.1
+[[generate]]
+kind = "lattice"
+origin = [0.0, 1.0, 0.1]
+counts = [2, 1, 1]
+spacing = 0.5
+radius = 0.1
+mass = 2.0
+static_friction = 0.5
+rolling_resistance = 0.02
+angular_velocity = [1.0, 2.0, 3.0]
+inertia = 0.01
+[[walls]]
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+static_friction = 0.4
+kinetic_friction = 0.3
+[[boxes]]
+lower = [-1.0, -1.0, -1.0]
+upper = [3.0, 3.0, 3.0]
+static_friction = 0.1
+"""
+
+
+def test_friction_and_spin_reach_the_world():
+    w = build_world(parse_scene(FRICTION_3D))
+    b = w.bodies
+    assert np.array_equal(b.static_friction[:4], [0.3, 0.0, 0.5, 0.5])
+    assert np.array_equal(b.kinetic_friction[:4], [0.2, 0.0, 0.5, 0.5])  # kinetic defaults to static
+    assert np.array_equal(b.rolling_resistance[:4], [0.01, 0.0, 0.02, 0.02])
+    assert np.array_equal(w.angular_velocities, [[0, 10, 0], [0, 0, 0], [1, 2, 3], [1, 2, 3]])
+    assert np.allclose(w.inertias, [0.005, 0.4 * 1.0 * 0.1**2, 0.01, 0.01], rtol=1e-12)
+    assert np.array_equal(w.orientations, np.tile([1.0, 0, 0, 0], (4, 1)))
+    assert np.array_equal(w.walls.static_friction, [0.4] + [0.1] * 6)
+    assert np.array_equal(w.walls.kinetic_friction, [0.3] + [0.1] * 6)
+    w.run(until=0.05, dt=0.01)
+    assert not np.array_equal(w.orientations[0], [1.0, 0, 0, 0])  # it turns
+
+
+def test_friction_rule_reaches_the_world():
+    w = build_world(parse_scene(FRICTION_3D.replace("dim = 3", 'dim = 3\nfriction_rule = "max"')))
+    assert w.friction_rule == "max"
+    assert build_world(parse_scene(FRICTION_3D)).friction_rule == "geometric"  # the API's default
+
+
+def test_spin_of_2d_bodies_and_groups_is_a_number():
+    w = world_of(BALL.replace("mass", "angular_velocity = -3\nmass")
+                 + '[[generate]]\nkind = "rack"\napex = [1.0, 0.0]\nrows = 2\nradius = 0.1\nmass = 1.0\n'
+                 "angular_velocity = 2.5\nkinetic_friction = 0.0\nstatic_friction = 0.1\n")  # fmt: skip
+    assert np.array_equal(w.angular_velocities, [-3.0, 2.5, 2.5, 2.5])
+    assert np.array_equal(w.bodies.kinetic_friction[:4], [0.0, 0.0, 0.0, 0.0])
+    assert np.array_equal(w.bodies.static_friction[:4], [0.0, 0.1, 0.1, 0.1])
+
+
+GAS_2D = '[[generate]]\nkind = "gas"\ncount = 3\nlower = [0.0, 0.0]\nupper = [2.0, 2.0]\nradius = 0.1\nmass = 1.0\n'
+WALL_2D = "[[walls]]\npoint = [0.0, -1.0]\nnormal = [0.0, 1.0]\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (BALL + "static_friction = -0.1\n", ["bodies[0]", "static_friction must be >= 0, got -0.1"]),
+        (BALL + "static_friction = 0.2\nkinetic_friction = 0.3\n",
+         ["bodies[0]", "kinetic_friction must be <= static_friction (0.2), got 0.3"]),
+        (BALL + "kinetic_friction = -1.0\n", ["bodies[0]", "kinetic_friction must be >= 0"]),
+        (BALL + "rolling_resistance = -0.01\n", ["bodies[0]", "rolling_resistance must be >= 0"]),
+        (BALL + "inertia = 0.0\n", ["bodies[0]", "inertia must be > 0"]),
+        (BALL + "angular_velocity = [0.0, 0.0, 1.0]\n", ["bodies[0]", "angular_velocity must be a number (dim=2)"]),
+        (BALL + 'angular_velocity = "fast"\n', ["bodies[0].angular_velocity = 'fast'"]),
+        (BALL + "static_fricton = 0.1\n", ["bodies[0]", "unknown key 'static_fricton'",
+                                            "did you mean 'static_friction'"]),
+        (GAS_2D + "static_friction = -0.5\n", ["generate[0] (gas)", "static_friction[0] must be >= 0"]),
+        (GAS_2D + "static_friction = 0.1\nkinetic_friction = 0.5\n", ["generate[0] (gas)", "kinetic_friction[0]"]),
+        (GAS_2D + "angular_velocity = [1.0, 2.0]\n", ["generate[0] (gas)", "angular_velocity must be a number"]),
+        (GAS_2D + "rolling_friction = 0.1\n", ["generate[0]", "unknown key 'rolling_friction'"]),
+        (BALL + WALL_2D + "static_friction = -0.2\n", ["walls[0]", "wall static_friction must be >= 0, got -0.2"]),
+        (BALL + WALL_2D + "static_friction = 0.1\nkinetic_friction = 0.2\n",
+         ["walls[0]", "wall kinetic_friction must be <= static_friction"]),
+        (BALL + WALL_2D + "rolling_resistance = 0.1\n", ["walls[0]", "unknown key 'rolling_resistance'"]),
+        (BALL + "[[boxes]]\nlower = [-1.0, -1.0]\nupper = [1.0, 1.0]\nkinetic_friction = 0.4\n",
+         ["boxes[0]", "box kinetic_friction must be <= static_friction (0.0), got 0.4"]),
+        (BALL + '[world]\nfriction_rule = "harmonic"\n', ["world.friction_rule", "'harmonic' is not allowed",
+                                                           "'geometric'"]),
+    ],
+)  # fmt: skip
+def test_bad_friction_and_spin_are_explained(text, expected):
+    if "[world]" in text:  # a second [world] table is not TOML: put the key into the header's
+        body, extra = text.split("[world]\n")
+        text, header = body, HEADER.replace("dim = 2", "dim = 2\n" + extra)
+    else:
+        header = HEADER
+    with pytest.raises(SceneError) as err:
+        world_of(text, header)
+    assert isinstance(err.value, ValueError)
+    for part in expected:
+        assert part in str(err.value)
+
+
+def test_bad_spin_of_3d_bodies_and_groups_is_explained():
+    for text in (FRICTION_3D.replace("[0.0, 10.0, 0.0]", "10.0"), FRICTION_3D.replace("[1.0, 2.0, 3.0]", "2.0"),
+                 FRICTION_3D.replace("[1.0, 2.0, 3.0]", "[1.0, 2.0]")):  # fmt: skip
+        with pytest.raises(SceneError, match=r"angular_velocity must (be a 3-vector|have 3 components)"):
+            build_world(parse_scene(text))
+
+
+EVENT = '[world]\ndim = 2\nengine = "event"\n[run]\nuntil = 1.0\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        (BALL + "static_friction = 0.1\n", "bodies[0].static_friction"),
+        (BALL + "angular_velocity = 1.0\n", "bodies[0].angular_velocity"),
+        (GAS_2D + "rolling_resistance = 0.1\n", "generate[0].rolling_resistance"),
+        (BALL + WALL_2D + "static_friction = 0.1\n", "walls[0].static_friction"),
+    ],
+)
+def test_event_engine_refuses_friction_and_spin(text, where):
+    with pytest.raises(SceneError, match=rf'{re.escape(where)} needs world.engine = "step"'):
+        parse_scene(EVENT + text)
+    with pytest.raises(SceneError, match=r'world.friction_rule needs world.engine = "step"'):
+        parse_scene(EVENT.replace("dim = 2", 'dim = 2\nfriction_rule = "min"') + BALL)
+
+
+NEW_EXAMPLES = ("billiard_follow", "ramp_roll", "frictional_heap")
+
+
+@pytest.mark.parametrize("name", NEW_EXAMPLES)
+def test_friction_examples_run(name):
+    scene, _ = read_scene(examples.path(name))
+    w = build_world(scene)
+    assert w.has_friction()
+    energy = w.total_energy()
+    w.run(until=0.05, dt=scene.run.dt)
+    assert np.all(np.isfinite(w.positions)) and w.total_energy() <= energy * (1 + 1e-9) + 1e-12

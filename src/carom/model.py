@@ -301,8 +301,10 @@ class Model:
         except (TypeError, ValueError):
             raise ValueError(f"angular_velocity must be numbers, got {value!r}") from None
         want = "a 3-vector (dim=3)" if rot == 3 else "a number (dim=2)"
-        if self.dim == 2 and arr.shape in ((k,), (k, 1)):
-            arr = arr.reshape(k, 1)
+        if self.dim == 2 and arr.shape in ((), (k,), (k, 1)):
+            arr = np.broadcast_to(arr.reshape(-1, 1), (k, 1))
+        elif self.dim == 3 and arr.shape == (3,):
+            arr = np.broadcast_to(arr, (k, 3))
         elif arr.shape != (k, 3) or self.dim != 3:
             raise ValueError(f"angular_velocity must be {want}, got {value[0] if single else value!r}")
         for idx in np.flatnonzero(~np.all(np.isfinite(arr), axis=1)):

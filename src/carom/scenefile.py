@@ -26,9 +26,9 @@ import numpy as np
 from msgspec import UNSET, Meta, Struct, UnsetType
 from msgspec import inspect as mi
 
-from .config import IMPACT_MODES, INTEGRATORS, RESTITUTION_RULES, Config
+from .config import FRICTION_RULES, IMPACT_MODES, INTEGRATORS, RESTITUTION_RULES, Config
 from .forces import Atmosphere, NBodyGravity, Thrust
-from .model import as_vector
+from .model import as_number, as_vector
 from .world import World
 
 #: Without ``run.output_interval``, a run of the scene file's own ``until`` writes this many frames.
@@ -60,6 +60,7 @@ class WorldTable(_Table):
     dim: Literal[2, 3]
     gravity: Vector | UnsetType = UNSET
     restitution_rule: Literal[RESTITUTION_RULES] | UnsetType = UNSET
+    friction_rule: Literal[FRICTION_RULES] | UnsetType = UNSET
     impact_mode: Literal[IMPACT_MODES] | UnsetType = UNSET
     integrator: Literal[INTEGRATORS] | UnsetType = UNSET
     engine: Literal["step", "event"] = "step"
@@ -75,10 +76,19 @@ class BodyTable(_Table):
     restitution: float | UnsetType = UNSET
     fixed: bool | UnsetType = UNSET
     drag_coefficient: float | UnsetType = UNSET
+    static_friction: float | UnsetType = UNSET
+    kinetic_friction: float | UnsetType = UNSET
+    rolling_resistance: float | UnsetType = UNSET
+    #: rad/s: a number in 2D (counter-clockwise positive), a 3-vector in 3D.
+    angular_velocity: float | Vector | UnsetType = UNSET
+    inertia: float | UnsetType = UNSET
     name: str | UnsetType = UNSET
 
 
 _BODY_FIELDS = tuple(f for f in BodyTable.__struct_fields__ if f != "name")  # add_body's arguments
+#: Keys that need the time-stepped `World` (`EventWorld` has smooth bodies that do not turn).
+_SPIN_FIELDS = ("static_friction", "kinetic_friction", "rolling_resistance", "angular_velocity", "inertia")
+_WALL_FRICTION = ("static_friction", "kinetic_friction")
 
 
 class _Group(_Table):
@@ -86,6 +96,21 @@ class _Group(_Table):
 
     restitution: float | UnsetType = UNSET
     drag_coefficient: float | UnsetType = UNSET
+    static_friction: float | UnsetType = UNSET
+    kinetic_friction: float | UnsetType = UNSET
+    rolling_resistance: float | UnsetType = UNSET
+    angular_velocity: float | Vector | UnsetType = UNSET
+    inertia: float | UnsetType = UNSET
+
+    def shared(self, dim: int, k: int) -> dict:
+        """`add_bodies` arguments for the fields given, the same for each of the ``k`` bodies."""
+        out = self.given("restitution", "drag_coefficient", "static_friction", "kinetic_friction", "rolling_resistance")
+        if self.inertia is not UNSET:
+            out["inertias"] = self.inertia
+        if self.angular_velocity is not UNSET:
+            spin = _spin(self.angular_velocity, dim)
+            out["angular_velocities"] = np.broadcast_to(spin, (k, 3) if dim == 3 else (k,))
+        return out
 
 
 class _Moving(_Group):
@@ -261,12 +286,16 @@ class WallTable(_Table):
     point: Vector
     normal: Vector
     restitution: float | UnsetType = UNSET
+    static_friction: float | UnsetType = UNSET
+    kinetic_friction: float | UnsetType = UNSET
 
 
 class BoxTable(_Table):
     lower: Vector
     upper: Vector
     restitution: float | UnsetType = UNSET
+    static_friction: float | UnsetType = UNSET
+    kinetic_friction: float | UnsetType = UNSET
     #: Periodic boundaries instead of walls (engine = "event" only).
     periodic: bool = False
 
@@ -359,11 +388,24 @@ class Scene(_Table):
             )
         if step and any(b.periodic for b in self.boxes):
             raise ValueError('boxes.periodic needs world.engine = "event"')
+        if not step:
+            self._check_smooth()
         if not (self.bodies or self.generate):
             raise ValueError("the scene has no bodies: add [[bodies]] or [[generate]] tables")
         names = [b.name for b in self.bodies if b.name is not UNSET]
         for name in {n for n in names if names.count(n) > 1}:
             raise ValueError(f"bodies: the name {name!r} is given to more than one body")
+
+    def _check_smooth(self) -> None:
+        """engine = "event": no friction or spin (`EventWorld` has smooth bodies that do not turn)."""
+        why = 'needs world.engine = "step" (the event engine has smooth bodies that do not turn)'
+        if self.world.friction_rule is not UNSET:
+            raise ValueError(f"world.friction_rule {why}")
+        for name, fields in (("bodies", _SPIN_FIELDS), ("generate", _SPIN_FIELDS), ("walls", _WALL_FRICTION),
+                             ("boxes", _WALL_FRICTION)):  # fmt: skip
+            for k, table in enumerate(getattr(self, name)):
+                for field in table.given(*fields):
+                    raise ValueError(f"{name}[{k}].{field} {why}")
 
 
 # ----------------------------------------------------------------------------------------------- parsing
@@ -462,7 +504,7 @@ def build_world(scene: Scene, source: str = "<scene>"):
     Raises `SceneError` naming the table entry at fault (body ids are the order of addition: the
     ``[[bodies]]`` first, then each ``[[generate]]`` table's bodies)."""
     w = scene.world
-    kwargs = w.given("gravity", "restitution_rule", "impact_mode", "integrator")
+    kwargs = w.given("gravity", "restitution_rule", "impact_mode", "integrator", "friction_rule")
     where = "world"
     try:
         config = Config(**msgspec.structs.asdict(scene.config))
@@ -480,22 +522,34 @@ def build_world(scene: Scene, source: str = "<scene>"):
             world.add_body(**body.given(*_BODY_FIELDS))
         for k, gen in enumerate(scene.generate):
             where = f"generate[{k}] ({gen.__struct_config__.tag})"
-            world.add_bodies(**gen.bodies(world, rng, scene), **gen.given("restitution", "drag_coefficient"))
+            made = gen.bodies(world, rng, scene)
+            world.add_bodies(**made, **gen.shared(world.dim, len(made["positions"])))
         for k, wall in enumerate(scene.walls):
             where = f"walls[{k}]"
-            world.add_wall(wall.point, wall.normal, **wall.given("restitution"))
+            world.add_wall(wall.point, wall.normal, **wall.given("restitution", *_WALL_FRICTION))
         for k, box in enumerate(scene.boxes):
             where = f"boxes[{k}]"
             if box.periodic:
                 world.add_periodic_box(box.lower, box.upper)
             else:
-                world.add_box(box.lower, box.upper, **box.given("restitution"))
+                world.add_box(box.lower, box.upper, **box.given("restitution", *_WALL_FRICTION))
         for k, force in enumerate(scene.forces):
             where = f"forces[{k}] ({force.__struct_config__.tag})"
             world.add_force(force.build(world, scene))
     except ValueError as err:
         raise SceneError(f"{source}: {where}: {err}") from None
     return world
+
+
+def _spin(value, dim: int):
+    """A validated angular velocity (rad/s) for every body of a group: a number in 2D, a 3-vector in 3D."""
+    if dim == 2:
+        if isinstance(value, list):
+            raise ValueError(f"angular_velocity must be a number (dim=2), got {value!r}")
+        return as_number("angular_velocity", value)
+    if not isinstance(value, list):
+        raise ValueError(f"angular_velocity must be a 3-vector (dim=3), got {value!r}")
+    return as_vector("angular_velocity", value, 3)
 
 
 def _draw(field: str, span, k: int, rng: np.random.Generator) -> np.ndarray:

@@ -72,11 +72,13 @@ class World(Model):
         gravity=None,
         *,
         restitution_rule: str = "min",
+        friction_rule: str = "geometric",
         impact_mode: str = "bounce",
         integrator: str = "leapfrog",
         config: Config = DEFAULT,
     ):
-        super().__init__(dim, gravity, restitution_rule=restitution_rule, impact_mode=impact_mode, config=config)
+        super().__init__(dim, gravity, restitution_rule=restitution_rule, friction_rule=friction_rule,
+                         impact_mode=impact_mode, config=config)  # fmt: skip
         if integrator not in INTEGRATORS:
             raise ValueError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
         self.integrator = integrator

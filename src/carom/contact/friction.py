@@ -204,8 +204,9 @@ def solve_friction(sel, ci, cj, cn, radius, inv_mass, inv_inertia, v, w, normal,
     (``fw.slide``) carries ``mu_k N`` along its slip; any other keeps its slip from accelerating with
     ``|T| <= mu_s N``; the rolling torque is ``mu_r N R_eff`` against a rolling contact's rolling
     (``fw.roll``), else what keeps it from starting, up to that. Each row is solved exactly in turn (a
-    contact's block is diagonal for balls); returns the largest change of a rate in the last sweep."""
-    worst = 0.0
+    contact's block is diagonal for balls); returns the largest change of a rate in the first sweep (0:
+    nothing changed)."""
+    first = -1.0
     for _sweep in range(iterations):
         worst = 0.0
         for c in sel:
@@ -247,9 +248,11 @@ def solve_friction(sel, ci, cj, cn, radius, inv_mass, inv_inertia, v, w, normal,
             fw.torque[c, 0], fw.torque[c, 1], fw.torque[c, 2] = p0 + e0, p1 + e1, p2 + e2
             worst = max(worst, math.sqrt(d0 * d0 + d1 * d1 + d2 * d2) * k_t,
                         math.sqrt(e0 * e0 + e1 * e1 + e2 * e2) * k_r * radius[i])  # fmt: skip
+        if first < 0.0:
+            first = worst
         if worst <= tol:
             break
-    return worst
+    return first
 
 
 @njit(cache=True, inline="always")
@@ -264,11 +267,15 @@ def _unit_or_zero(x0, x1, x2, floor):
 def friction_modes(sel, ci, cj, cn, radius, v, w, fw, speed_tol):
     """Start a force solve: each contact of ``sel`` slides (kinetic friction along its slip, ``fw.slide``)
     if its slip is faster than ``speed_tol`` (m/s), and rolls (kinetic rolling resistance) if its rolling
-    rate times R_eff is; its forces start from 0."""
+    rate times R_eff is; its forces start from 0. (Without friction, or rolling resistance, neither.)"""
     for c in sel:
         s0, s1, s2 = slip(c, ci, cj, cn, radius, v, w)
+        if fw.coef[c, MU_K] == 0.0:
+            s0 = s1 = s2 = 0.0
         fw.slide[c, 0], fw.slide[c, 1], fw.slide[c, 2] = _unit_or_zero(s0, s1, s2, speed_tol)
         q0, q1, q2 = rolling(c, ci, cj, cn, w)
+        if fw.coef[c, MU_R] == 0.0:
+            q0 = q1 = q2 = 0.0
         fw.roll[c, 0], fw.roll[c, 1], fw.roll[c, 2] = _unit_or_zero(q0, q1, q2, speed_tol / fw.coef[c, R_EFF])
         for d in range(3):
             fw.force[c, d] = 0.0

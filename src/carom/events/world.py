@@ -118,6 +118,15 @@ class EventWorld(Model):
         self._pressure_sums: tuple[float, float, float] | None = None
 
     # ----------------------------------------------------------------- scene
+    def add_bodies(self, positions, *args, static_friction=0.0, kinetic_friction=None, rolling_resistance=0.0,
+                   **kwargs) -> np.ndarray:  # fmt: skip
+        """As `Model.add_bodies`, for smooth spheres only: friction needs the time-stepped `World`."""
+        for name, value in (("static_friction", static_friction), ("kinetic_friction", kinetic_friction),
+                            ("rolling_resistance", rolling_resistance)):  # fmt: skip
+            if value is not None and np.any(np.asarray(value, dtype=float) != 0.0):
+                raise ValueError(f"EventWorld moves smooth spheres: {name} must be 0, got {value!r}; use World")
+        return super().add_bodies(positions, *args, **kwargs)
+
     def add_periodic_box(self, lower, upper) -> None:
         """Make space periodic on every axis with the box ``[lower, upper)``: a body leaving through one
         face comes back through the opposite one, and bodies interact with the nearest image of each other

@@ -79,6 +79,8 @@ class TrajectoryWriter:
             "frames/time": world.time,
             "frames/position": world.positions,
             "frames/velocity": world.velocities,
+            "frames/angular_velocity": world.angular_velocities,
+            "frames/orientation": world.orientations,
             "frames/active": world.active,
             "diagnostics/kinetic_energy": world.kinetic_energy(),
             "diagnostics/potential_energy": world.potential_energy(),
@@ -91,9 +93,11 @@ class TrajectoryWriter:
         return rows
 
     def add_frame(self, world) -> None:
-        """Buffer the world's current frame and the impacts since the previous one."""
+        """Buffer the world's current frame and the impacts since the previous one. (A file written before
+        a dataset existed, resumed, goes on without it: every frame dataset keeps one row per frame.)"""
         for name, row in self._frame(world).items():
-            self._buffer[name].append(np.array(row))
+            if name in self._buffer:
+                self._buffer[name].append(np.array(row))
         for name, rows in _impact_rows(self._impacts, world.dim).items():
             self._buffer[name].extend(rows)
         self._impacts.clear()
@@ -148,13 +152,18 @@ class Trajectory:
     """A run read back from a trajectory file. F frames, N bodies, W walls, M impacts, dim d.
 
     ``mass`` and ``radius`` are (F, N) (read-only broadcasts of the per-body constants unless bodies
-    merge). Units: s, m, m/s, kg, J, kg m/s, N s."""
+    merge). Units: s, m, m/s, rad/s, kg, J, kg m/s, N s."""
 
     scene: str  #: the scene file's TOML text
     attrs: dict  #: file attributes: dim, engine, until, output_interval, dt, seed, source, ...
     time: np.ndarray  #: (F,)
     position: np.ndarray  #: (F, N, d)
     velocity: np.ndarray  #: (F, N, d)
+    #: rad/s: (F, N, 3) in 3D, (F, N) in 2D (counter-clockwise positive); zeros in files written without it
+    angular_velocity: np.ndarray
+    #: (F, N, 4) unit quaternions (w, x, y, z) taking the body frame to the world frame in 3D, (F, N) angles
+    #: (rad) in 2D; the identity (angle 0) in files written without it
+    orientation: np.ndarray
     active: np.ndarray  #: (F, N) bool
     mass: np.ndarray  #: (F, N)
     radius: np.ndarray  #: (F, N)
@@ -193,12 +202,21 @@ def load(path) -> Trajectory:
         *(len(v) for v in impacts.values()),
     )
     shape = (n, len(bodies["mass"]))
+    dim = int(attrs["dim"])
+    if "angular_velocity" not in frames:  # a file from before spin: smooth bodies that never turn
+        frames["angular_velocity"] = np.zeros((*shape, 3) if dim == 3 else shape)
+    if "orientation" not in frames:
+        frames["orientation"] = np.zeros((*shape, 4) if dim == 3 else shape)
+        if dim == 3:
+            frames["orientation"][..., 0] = 1.0
     return Trajectory(
         scene=scene,
         attrs=attrs,
         time=frames["time"],
         position=frames["position"],
         velocity=frames["velocity"],
+        angular_velocity=frames["angular_velocity"],
+        orientation=frames["orientation"],
         active=frames["active"],
         mass=frames.get("mass", np.broadcast_to(bodies["mass"], shape)),
         radius=frames.get("radius", np.broadcast_to(bodies["radius"], shape)),

@@ -66,8 +66,9 @@ def impact_friction(sel, ci, cj, cn, cw, t, bodies, fr, fw, iterations, tol):
             fw.force[c, d] = 0.0
             fw.torque[c, d] = 0.0
     for _rnd in range(COUPLING_ROUNDS):
-        solve_friction(sel, ci, cj, cn, bodies.radius, bodies.inv_mass, bodies.inv_inertia, bodies.v, bodies.w,
-                       cw[:, IMPULSE], fw, False, iterations, tol)  # fmt: skip
+        if solve_friction(sel, ci, cj, cn, bodies.radius, bodies.inv_mass, bodies.inv_inertia, bodies.v, bodies.w,
+                          cw[:, IMPULSE], fw, False, iterations, tol) == 0.0:  # fmt: skip
+            break
         if solve_contacts(sel, ci, cj, cn, cw[:, TARGET], bodies.v, bodies.inv_mass, cw[:, IMPULSE], iterations,
                           tol, True) <= 1:  # fmt: skip
             break
@@ -85,8 +86,9 @@ def force_friction(sel, ci, cj, cn, cw, t, h, bodies, fr, fw, scratch, per_body,
     friction_modes(sel, ci, cj, cn, bodies.radius, bodies.v, bodies.w, fw, speed_tol)
     for _attempt in range(4):
         for _rnd in range(COUPLING_ROUNDS):
-            solve_friction(sel, ci, cj, cn, bodies.radius, bodies.inv_mass, bodies.inv_inertia, bodies.a,
-                           bodies.alpha, cw[:, IMPULSE], fw, True, iterations, tol_a)  # fmt: skip
+            if solve_friction(sel, ci, cj, cn, bodies.radius, bodies.inv_mass, bodies.inv_inertia, bodies.a,
+                              bodies.alpha, cw[:, IMPULSE], fw, True, iterations, tol_a) == 0.0:  # fmt: skip
+                break
             if contact_forces(sel, ci, cj, cn, cw, bodies.x, bodies.v, bodies.a, bodies.inv_mass, scratch, per_body, h,
                               iterations, tol_a, True) <= 1:  # fmt: skip
                 break

@@ -1,0 +1,351 @@
+"""Coulomb friction, spin and rolling resistance, against exact answers.
+
+Notation: k = I / (m R^2) (2/5 solid sphere, 1/2 disk); the contact point's slip u = v + w x r.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import carom
+
+G = 9.81
+
+
+def floor_world(dim, mu_s=0.3, mu_k=0.2, e=0.5, **kwargs):
+    w = carom.World(dim=dim, gravity=(0, 0, -G) if dim == 3 else (0, -G), **kwargs)
+    w.add_wall(point=(0,) * dim, normal=up(dim), restitution=e, static_friction=mu_s, kinetic_friction=mu_k)
+    return w
+
+
+def up(dim):
+    return np.eye(dim)[dim - 1]
+
+
+def along(dim, s):
+    return np.eye(dim)[0] * s
+
+
+def spin_about_roll(dim, v, radius):
+    """The angular velocity of a ball rolling at v along +x on a floor."""
+    return (0.0, v / radius, 0.0) if dim == 3 else -v / radius
+
+
+def k_of(dim):
+    return 0.4 if dim == 3 else 0.5
+
+
+# ---------------------------------------------------------------- impacts (Coulomb impulse model)
+@pytest.mark.parametrize(("mu", "vt", "spin"), [(0.1, 2.28, 18.0), (0.5, 15 / 7, 150 / 7)])
+def test_impact_on_floor_matches_the_coulomb_impulse(mu, vt, spin):
+    """1 kg solid sphere, R = 0.1, e = 0.8, hits a floor at (v_t, v_n) = (3, -4) m/s: J_n = 7.2 N s; the
+    tangential impulse is mu J_n (sliding throughout) or what stops the slip, 3 / (1/m + R^2/I) = 6/7."""
+    w = carom.World(dim=3)
+    w.add_wall(point=(0, 0, 0), normal=(0, 0, 1), restitution=0.8, static_friction=mu)
+    w.add_body(position=(0, 0, 0.101), velocity=(3, 0, -4), mass=1.0, radius=0.1, restitution=0.8,
+               static_friction=mu)  # fmt: skip
+    impacts = []
+    w.on_impact(impacts.append)
+    w.run(until=0.01, dt=0.01)
+    assert len(impacts) == 1
+    v, om = w.velocities[0], w.angular_velocities[0]
+    assert v[0] == pytest.approx(vt, rel=1e-12, abs=1e-12)
+    assert v[2] == pytest.approx(3.2, rel=1e-12)
+    assert om[1] == pytest.approx(spin, rel=1e-12)
+    assert abs(v[1]) + abs(om[0]) + abs(om[2]) == 0.0
+    assert np.linalg.norm(impacts[0].tangential_impulse) == pytest.approx(3 - vt, rel=1e-12)
+
+
+def test_impact_between_spinning_balls_conserves_momentum_and_angular_momentum():
+    w = carom.World(dim=3)
+    w.add_body(position=(0, 0, 0), velocity=(1.0, 0.3, -0.2), angular_velocity=(3, -2, 5), mass=1.0, radius=0.1,
+               static_friction=0.4, restitution=0.7)  # fmt: skip
+    w.add_body(position=(0.25, 0.05, 0.02), velocity=(-0.5, 0, 0.1), angular_velocity=(-1, 4, 0), mass=2.5,
+               radius=0.12, static_friction=0.6, restitution=0.9, inertia=0.01)  # fmt: skip
+    origin = (0.3, -1.0, 2.0)
+    p0, l0, e0 = w.momentum(), w.angular_momentum(origin), w.kinetic_energy()
+    w.run(until=1.0, dt=0.1)
+    assert w.collision_count == 1
+    np.testing.assert_allclose(w.momentum(), p0, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(w.angular_momentum(origin), l0, rtol=0, atol=1e-12 * np.abs(l0).max())
+    assert w.kinetic_energy() < e0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    dim=st.sampled_from([2, 3]),
+    v=st.lists(st.floats(-3, 3), min_size=6, max_size=6),
+    spin=st.lists(st.floats(-50, 50), min_size=6, max_size=6),
+    mu=st.floats(0, 1.5),
+    e=st.floats(0, 1),
+    mass=st.floats(0.1, 10),
+    offset=st.floats(-0.9, 0.9),
+)
+def test_impacts_never_gain_energy_and_conserve_angular_momentum(dim, v, spin, mu, e, mass, offset):
+    """Two free balls with any spins and any friction: the kinetic energy (with rotation) never rises, and
+    momentum and angular momentum about any point are conserved to round-off."""
+    w = carom.World(dim=dim)
+    r = 0.1
+    x1 = np.zeros(dim)
+    x2 = np.zeros(dim)
+    x2[0] = 2 * r * math.sqrt(1 - offset**2) + 1e-12
+    x2[1] = 2 * r * offset
+    w.add_body(position=x1, velocity=np.array(v[:dim]) + along(dim, 1.0), mass=1.0, radius=r, restitution=e,
+               static_friction=mu, angular_velocity=spin[:3] if dim == 3 else spin[0])  # fmt: skip
+    w.add_body(position=x2, velocity=v[3 : 3 + dim], mass=mass, radius=r, restitution=e, static_friction=mu,
+               angular_velocity=spin[3:] if dim == 3 else spin[3])  # fmt: skip
+    origin = np.linspace(1.0, -2.0, dim)
+    p0, l0, e0 = w.momentum(), w.angular_momentum(origin), w.kinetic_energy()
+    w.step(1e-3)
+    scale = e0 + 1.0
+    assert w.kinetic_energy() <= e0 + 1e-12 * scale
+    np.testing.assert_allclose(w.momentum(), p0, rtol=0, atol=1e-12 * scale)
+    np.testing.assert_allclose(w.angular_momentum(origin), l0, rtol=0, atol=1e-11 * scale)
+
+
+def test_a_ball_dropped_straight_onto_a_rough_floor_does_not_spin():
+    """A symmetric scene stays symmetric: no slip, no friction, no spurious spin."""
+    w = floor_world(3, e=0.8)
+    w.add_body(position=(0, 0, 1.0), mass=1.0, radius=0.1, restitution=0.8, static_friction=0.5)
+    w.run(until=2.0, dt=0.01)
+    assert w.collision_count >= 3
+    assert np.all(w.angular_velocities == 0.0)
+    assert np.all(w.velocities[0, :2] == 0.0)
+
+
+# ---------------------------------------------------------------- sliding, then rolling
+@pytest.mark.parametrize("dim", [2, 3])
+@pytest.mark.parametrize("dt", [1e-2, 0.3])
+@pytest.mark.parametrize("spin0", [0.0, 10.0, -40.0])
+def test_a_struck_ball_slides_then_rolls_at_the_exact_time_and_speed(dim, dt, spin0):
+    """Struck at v0 with spin w0 (about the rolling axis), a ball slides with deceleration mu_k g until its
+    slip vanishes, at t = (v0 - R w0) / ((1 + 1/k) mu_k g), then rolls at (v0 + k R w0) / (1 + k) for
+    ever: both exact whatever dt (backspin R w0 = -v0 gives 3 v0 / 7 for a sphere)."""
+    mu_s, mu_k, radius, v0 = 0.3, 0.2, 0.05, 2.0
+    k = k_of(dim)
+    w = floor_world(dim, mu_s, mu_k)
+    roll = spin0 if dim == 3 else -spin0
+    w.add_body(position=up(dim) * radius, velocity=along(dim, v0), mass=0.2, radius=radius, restitution=0.5,
+               static_friction=mu_s, kinetic_friction=mu_k,
+               angular_velocity=(0, roll, 0) if dim == 3 else roll)  # fmt: skip
+    mu = math.sqrt(mu_k * mu_k)  # (geometric rule: the wall's and the ball's)
+    slip0 = v0 - radius * spin0
+    t_roll = slip0 / ((1 + 1 / k) * mu * G)
+    v_roll = (v0 + k * radius * spin0) / (1 + k)
+    until = 1.2
+    w.run(until=until, dt=dt)
+    x_exact = v0 * t_roll - 0.5 * np.sign(slip0) * mu * G * t_roll**2 + v_roll * (until - t_roll)
+    assert w.velocities[0, 0] == pytest.approx(v_roll, rel=1e-9)
+    assert w.positions[0, 0] == pytest.approx(x_exact, rel=1e-9)
+    rolling = w.angular_velocities[0, 1] if dim == 3 else -w.angular_velocities[0]
+    assert rolling * radius == pytest.approx(v_roll, rel=1e-9)
+    v_then = w.velocities[0, 0]
+    w.run(until=until + 2.0, dt=dt)
+    assert w.velocities[0, 0] == v_then  # rolling without resistance: exactly constant, no stick-slip chatter
+    assert w.positions[0, dim - 1] == pytest.approx(radius, abs=1e-4 * radius)
+
+
+def test_backspin_leaves_three_sevenths():
+    w = floor_world(3)
+    v0, radius = 1.5, 0.03
+    w.add_body(position=(0, 0, radius), velocity=(v0, 0, 0), angular_velocity=(0, -v0 / radius, 0), mass=0.17,
+               radius=radius, static_friction=0.3, kinetic_friction=0.2)  # fmt: skip
+    w.run(until=2.0, dt=0.05)
+    assert w.velocities[0, 0] == pytest.approx(3 * v0 / 7, rel=1e-9)
+
+
+# ---------------------------------------------------------------- slopes and pushes
+def slope_world(dim, theta, mu_s, mu_k, radius=0.1):
+    normal = np.array([-math.sin(theta), math.cos(theta)]) if dim == 2 else np.array([-math.sin(theta), 0, math.cos(theta)])
+    w = carom.World(dim=dim, gravity=(0, -G) if dim == 2 else (0, 0, -G))
+    w.add_wall(point=np.zeros(dim), normal=normal, static_friction=mu_s, kinetic_friction=mu_k, restitution=0.0)
+    w.add_body(position=radius * normal, mass=1.0, radius=radius, static_friction=mu_s, kinetic_friction=mu_k,
+               restitution=0.0)  # fmt: skip
+    down = -np.array([math.cos(theta), math.sin(theta)]) if dim == 2 else -np.array([math.cos(theta), 0, math.sin(theta)])
+    return w, down
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+@pytest.mark.parametrize("theta", [0.2, 0.6])
+def test_a_ball_on_a_slope_rolls_or_slides_as_the_threshold_says(dim, theta):
+    """Rolls at g sin(theta) / (1 + k) while mu_s >= k tan(theta) / (1 + k); below, slides at
+    g (sin(theta) - mu_k cos(theta)), spinning up at mu_k g cos(theta) / (k R)."""
+    k, radius, t = k_of(dim), 0.1, 0.7
+    threshold = k * math.tan(theta) / (1 + k)
+    w, down = slope_world(dim, theta, threshold * 1.001, threshold * 1.001, radius)
+    w.run(until=t, dt=0.01)
+    assert w.velocities[0] @ down == pytest.approx(G * math.sin(theta) / (1 + k) * t, rel=1e-9)
+    mu_s, mu_k = threshold * 0.9, threshold * 0.5
+    w, down = slope_world(dim, theta, mu_s, mu_k, radius)
+    w.run(until=t, dt=0.01)
+    assert w.velocities[0] @ down == pytest.approx(G * (math.sin(theta) - mu_k * math.cos(theta)) * t, rel=1e-9)
+    spin = np.linalg.norm(w.angular_velocities[0])
+    assert spin == pytest.approx(mu_k * G * math.cos(theta) / (k * radius) * t, rel=1e-9)
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_a_push_through_the_centre_rolls_the_ball_up_to_the_static_limit(dim):
+    """A horizontal thrust F through the centre of a ball resting on a floor: it rolls at F / (m (1 + k))
+    while F <= mu_s m g (1 + k) / k; beyond, it slides at F / m - mu_k g."""
+    k, mass, t = k_of(dim), 1.0, 0.5
+    limit = 0.3 * mass * G * (1 + k) / k
+    for force, accel in ((0.99 * limit, 0.99 * limit / (mass * (1 + k))), (1.2 * limit, 1.2 * limit / mass - 0.2 * G)):
+        w = floor_world(dim)
+        w.add_body(position=up(dim) * 0.1, mass=mass, radius=0.1, static_friction=0.3, kinetic_friction=0.2)
+        w.add_force(carom.Thrust(body=0, force=along(dim, force)))
+        w.run(until=t, dt=0.01)
+        assert w.velocities[0, 0] == pytest.approx(accel * t, rel=1e-9)
+
+
+# ---------------------------------------------------------------- rolling resistance
+@pytest.mark.parametrize("dim", [2, 3])
+def test_rolling_resistance_slows_uniformly_and_stops_without_creeping_back(dim):
+    """A rolling ball slows at mu_r g / (1 + k) and stops after v^2 (1 + k) / (2 mu_r g), then stays."""
+    k, mu_r, v, radius = k_of(dim), 0.01, 1.0, 0.1
+    w = floor_world(dim)
+    w.add_body(position=up(dim) * radius, velocity=along(dim, v), angular_velocity=spin_about_roll(dim, v, radius),
+               mass=1.0, radius=radius, static_friction=0.3, rolling_resistance=mu_r)  # fmt: skip
+    w.run(until=0.5, dt=0.01)
+    assert (v - w.velocities[0, 0]) / 0.5 == pytest.approx(mu_r * G / (1 + k), rel=1e-9)
+    t_stop = v * (1 + k) / (mu_r * G)
+    w.run(until=t_stop + 1.0, dt=0.01)
+    distance = v * v * (1 + k) / (2 * mu_r * G)
+    assert w.positions[0, 0] == pytest.approx(distance, rel=1e-9)
+    x_stop = w.positions[0, 0]
+    w.run(until=t_stop + 5.0, dt=0.01)
+    assert w.positions[0, 0] == x_stop
+    assert np.all(w.velocities[0] == 0.0)
+
+
+# ---------------------------------------------------------------- billiards
+def billiard_pair(spin, gap=0.2):
+    radius, mass, v = 0.0286, 0.17, 1.0
+    w = floor_world(3, 0.2, 0.2)
+    cue = w.add_body(position=(0, 0, radius), velocity=(v, 0, 0), angular_velocity=(0, spin * v / radius, 0),
+                     mass=mass, radius=radius, static_friction=0.2, restitution=1.0)  # fmt: skip
+    ball = w.add_body(position=(2 * radius + gap, 0, radius), mass=mass, radius=radius, static_friction=0.2,
+                      restitution=1.0)  # fmt: skip
+    w.set_pair_friction(cue, ball, 0.0)
+    return w, v
+
+
+def test_follow_shot():
+    """A rolling cue ball hits an equal ball head on (e = 1, smooth between balls): the object ball leaves at
+    v and ends rolling at 5v/7; the cue ball stops, and its kept spin pulls it forward to roll at 2v/7."""
+    w, v = billiard_pair(1.0)
+    w.run(until=3.0, dt=0.01)
+    assert w.collision_count == 1
+    np.testing.assert_allclose(w.velocities[:, 0], [2 * v / 7, 5 * v / 7], rtol=1e-9)
+
+
+def test_draw_shot():
+    """Backspin (R w = -v) at the moment of impact: the cue ball stops, then draws back to roll at -2v/7."""
+    w, v = billiard_pair(-1.0, gap=0.0)
+    w.run(until=3.0, dt=0.01)
+    np.testing.assert_allclose(w.velocities[:, 0], [-2 * v / 7, 5 * v / 7], rtol=1e-9)
+
+
+# ---------------------------------------------------------------- order, restart, smooth bodies
+def test_the_order_bodies_are_added_in_changes_nothing():
+    rng = np.random.default_rng(4)
+    n = 12
+    pos = np.column_stack([np.arange(n) * 0.25, np.zeros(n), 0.1 + rng.uniform(0, 0.3, n)])
+    vel = rng.normal(0, 1, (n, 3))
+    spin = rng.normal(0, 10, (n, 3))
+
+    def run(order):
+        w = floor_world(3, 0.4, 0.3, e=0.6)
+        w.add_box(lower=(-0.5, -1, 0), upper=(3.5, 1, 2), restitution=0.6, static_friction=0.4, kinetic_friction=0.3)
+        w.add_bodies(pos[order], velocities=vel[order], masses=1.0, radii=0.1, restitution=0.6, static_friction=0.4,
+                     kinetic_friction=0.3, angular_velocities=spin[order])  # fmt: skip
+        w.run(until=1.0, dt=0.01)
+        back = np.argsort(order)
+        return w.positions[back], w.velocities[back], w.angular_velocities[back]
+
+    a = run(np.arange(n))
+    b = run(rng.permutation(n))
+    for x, y in zip(a, b, strict=True):
+        np.testing.assert_allclose(x, y, rtol=0, atol=1e-9)
+
+
+def test_exact_restart_mid_slide():
+    w = floor_world(3)
+    w.add_body(position=(0, 0, 0.05), velocity=(2, 1, 0), angular_velocity=(5, 0, 3), mass=0.2, radius=0.05,
+               static_friction=0.3, kinetic_friction=0.2, rolling_resistance=0.01)  # fmt: skip
+    w.run(until=0.1, dt=0.01)
+    state = w.get_state()
+    w.run(until=1.0, dt=0.01)
+    other = floor_world(3)
+    other.add_body(position=(0, 0, 0.05), mass=0.2, radius=0.05)
+    other.set_state(state)
+    other.run(until=1.0, dt=0.01)
+    for name in ("positions", "velocities", "angular_velocities", "orientations"):
+        np.testing.assert_array_equal(getattr(other, name), getattr(w, name))
+
+
+def test_without_friction_spin_changes_no_trajectory():
+    """Smooth bodies: spin never couples to motion, so spinning copies of a scene move identically, and
+    each keeps its spin while its orientation turns at that rate."""
+    def run(spin):
+        w = carom.World(dim=2, gravity=(0, -G))
+        w.add_box(lower=(0, 0), upper=(2, 2), restitution=0.9)
+        w.add_bodies([[0.5, 0.5], [1.0, 1.2], [1.5, 0.4]], velocities=[[1, 2], [-1, 0], [0.5, -3]], masses=1.0,
+                     radii=0.1, restitution=0.9, angular_velocities=spin)  # fmt: skip
+        w.run(until=2.0, dt=0.01)
+        return w
+
+    still, spinning = run(0.0), run([3.0, -1.0, 0.5])
+    np.testing.assert_array_equal(still.positions, spinning.positions)
+    np.testing.assert_array_equal(spinning.angular_velocities, [3.0, -1.0, 0.5])
+    np.testing.assert_allclose(spinning.orientations, [6.0, -2.0, 1.0], rtol=1e-12)
+
+
+# ---------------------------------------------------------------- input
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"static_friction": -0.1}, "static_friction"),
+        ({"static_friction": float("nan")}, "static_friction"),
+        ({"static_friction": 0.2, "kinetic_friction": 0.3}, "kinetic_friction"),
+        ({"rolling_resistance": -1}, "rolling_resistance"),
+        ({"inertia": 0.0}, "inertia"),
+        ({"inertia": -2.0}, "inertia"),
+        ({"angular_velocity": (1, 2)}, "angular_velocity"),
+        ({"angular_velocity": (1, 2, float("inf"))}, "angular_velocity"),
+    ],
+)
+def test_bad_friction_input_names_the_field(kwargs, field):
+    w = carom.World(dim=3)
+    with pytest.raises(ValueError, match=field):
+        w.add_body(position=(0, 0, 0), mass=1.0, radius=0.1, **kwargs)
+
+
+def test_bad_wall_and_pair_friction_and_rule():
+    w = carom.World(dim=2)
+    with pytest.raises(ValueError, match="wall kinetic_friction"):
+        w.add_wall(point=(0, 0), normal=(0, 1), static_friction=0.1, kinetic_friction=0.2)
+    with pytest.raises(ValueError, match="angular_velocity"):
+        w.add_body(position=(0, 1), mass=1.0, radius=0.1, angular_velocity=(0, 0, 1))
+    a = w.add_body(position=(0, 1), mass=1.0, radius=0.1)
+    b = w.add_body(position=(1, 1), mass=1.0, radius=0.1)
+    with pytest.raises(ValueError, match="pair static_friction"):
+        w.set_pair_friction(a, b, -1.0)
+    with pytest.raises(ValueError, match="friction_rule"):
+        carom.World(dim=2, friction_rule="harmonic")
+
+
+def test_views_of_spin():
+    w = carom.World(dim=3)
+    w.add_body(position=(0, 0, 0), mass=2.0, radius=0.5, angular_velocity=(1, 2, 3))
+    w.add_body(position=(2, 0, 0), radius=0.5, fixed=True, angular_velocity=(0, 0, 7))
+    np.testing.assert_array_equal(w.inertias, [0.4 * 2.0 * 0.25, np.inf])
+    np.testing.assert_array_equal(w.orientations, [[1, 0, 0, 0], [1, 0, 0, 0]])
+    assert w.kinetic_energy() == pytest.approx(0.5 * 0.2 * 14)
+    w2 = carom.World(dim=2)
+    w2.add_body(position=(0, 0), mass=2.0, radius=0.5, angular_velocity=1.5, inertia=3.0)
+    assert w2.angular_velocities.shape == (1,)
+    assert w2.inertias[0] == 3.0
+    assert w2.angular_momentum() == pytest.approx(4.5)
