@@ -1,5 +1,7 @@
 """Pictures: bodies round, to scale and in place; depth shading; frame counts and sizes; the plot."""
 
+import dataclasses
+
 import imageio_ffmpeg
 import numpy as np
 import pytest
@@ -8,7 +10,7 @@ from scipy import ndimage
 
 from carom.io import load, runner
 from carom.render import plot, render
-from carom.render.animation import MARGINS
+from carom.render.animation import MARGINS, _View, output_settings
 from carom.scenefile import parse_scene
 
 # Two balls 3 m apart (radius 0.5 m) and a wall 1 m left of the first; the second moves 2 m right.
@@ -143,3 +145,83 @@ def test_plot_is_one_figure_of_the_requested_size(tmp_path):
     plot(trajectory(tmp_path, FLAT), out, size=(600, 500))
     image = np.asarray(Image.open(out).convert("RGB"))
     assert image.shape == (500, 600, 3) and image.std() > 10
+
+
+def turned(traj, angles):
+    """``traj`` with body 0 at orientation ``angles[k]`` (rad) in frame k, about +z (3D: a quaternion)."""
+    q = np.array(traj.orientation)
+    if traj.dim == 2:
+        q[:, 0] = angles
+    else:
+        q[:, 0] = np.stack([np.cos(angles / 2), 0 * angles, 0 * angles, np.sin(angles / 2)], axis=-1)
+    return dataclasses.replace(traj, orientation=q)
+
+
+def test_2d_mark_is_a_radius_at_the_orientation_angle(tmp_path):
+    traj = trajectory(tmp_path, FLAT)
+    assert not np.any(traj.orientation)
+    traj = turned(traj, np.linspace(0.0, np.pi, len(traj.time)))
+    view = _View(traj, output_settings(traj))
+    view.fit(400, 300)
+    ids = np.array([0, 1])
+    first, _ = view.marks(0, ids)
+    assert np.allclose(first[:, 0], traj.position[0], rtol=1e-12)  # from the centres
+    assert np.allclose(first[0, 1], traj.position[0, 0] + [0.5, 0.0], rtol=1e-12)
+    for k in (5, 20):
+        segments, near = view.marks(k, ids)
+        angle = np.pi * k / 20
+        assert np.allclose(segments[0, 1], traj.position[k, 0] + 0.5 * np.array([np.cos(angle), np.sin(angle)]))
+        assert np.allclose(segments[1, 1] - segments[1, 0], [0.5, 0.0])  # body 1 does not turn
+        assert np.all(near)
+    assert not np.allclose(view.marks(5, ids)[0][0, 1], first[0, 1])  # the end moves as the body turns
+
+
+def test_3d_mark_is_the_turned_x_axis_projected(tmp_path):
+    traj = trajectory(tmp_path, DEEP.replace("camera = [0.0, 0.0]", "camera = [90.0, -90.0]"))  # from above
+    assert np.array_equal(traj.orientation[0], [[1.0, 0, 0, 0]] * 2)
+    traj = turned(traj, np.array([0.0, np.pi / 3, np.pi / 3]))
+    view = _View(traj, output_settings(traj))
+    view.fit(400, 400)
+    screen = view.project(traj.position[0])[0]
+    assert np.allclose(screen, traj.position[0, :, :2], atol=1e-12)  # seen from above, screen = (x, y)
+    before, _ = view.marks(0, np.array([0]))
+    after, near = view.marks(1, np.array([0]))
+    assert np.allclose(before[0, 1], screen[0] + [0.5, 0.0], atol=1e-12)
+    assert np.allclose(after[0, 1], screen[0] + 0.5 * np.array([0.5, np.sqrt(3) / 2]), atol=1e-12)
+    # turned a quarter about +y instead, the x axis points down, away from the camera: a dot, on the far side
+    q = np.array(traj.orientation)
+    q[2, 0] = [np.cos(np.pi / 4), 0.0, np.sin(np.pi / 4), 0.0]
+    segments, near = _fit(dataclasses.replace(traj, orientation=q)).marks(2, np.array([0]))
+    assert np.allclose(segments[0, 1], segments[0, 0], atol=1e-12) and not near[0]
+
+
+def _fit(traj):
+    view = _View(traj, output_settings(traj))
+    view.fit(400, 400)
+    return view
+
+
+def test_mark_turns_in_the_picture(tmp_path):
+    traj = trajectory(tmp_path, FLAT)
+    out = tmp_path / "turning.gif"
+    render(turned(traj, np.linspace(0.0, np.pi, len(traj.time))), out, size=480, max_frames=3)
+    sides = []
+    for image in frames(out)[::2]:  # angle 0, then pi
+        found, rgb = blobs(image)
+        disc = min(found, key=lambda b: b[:, 1].mean())  # body 0, at the left
+        centre, radius = disc.mean(axis=0), (np.ptp(disc, axis=0).max() + 1) / 2
+        yx = np.argwhere(np.ones(rgb.shape[:2], dtype=bool))
+        inside = yx[np.linalg.norm(yx - centre, axis=1) < 0.8 * radius]
+        pixels = rgb[tuple(inside.T)]
+        mark = inside[np.abs(pixels - np.median(pixels, axis=0)).max(axis=1) > 60]  # off the body's colour
+        assert len(mark) > 0.5 * radius  # a line, about a radius long
+        sides.append(mark[:, 1].mean() - centre[1])
+    assert sides[0] > 0.3 * radius and sides[1] < -0.3 * radius  # right of the centre, then left
+
+
+def test_smooth_runs_have_no_marks(tmp_path):
+    traj = trajectory(tmp_path, FLAT)
+    plain, still = tmp_path / "plain.gif", tmp_path / "still.gif"
+    render(traj, plain, size=320, max_frames=2)
+    render(turned(traj, np.full(len(traj.time), 1.0)), still, size=320, max_frames=2)  # turned, never turning
+    assert frames(plain)[0].tobytes() == frames(still)[0].tobytes()

@@ -316,9 +316,13 @@ NEW_EXAMPLES = ("billiard_follow", "ramp_roll", "frictional_heap")
 
 @pytest.mark.parametrize("name", NEW_EXAMPLES)
 def test_friction_examples_run(name):
+    """Each friction example, for 0.2 s: past the first impacts (the cue balls' at 0.18 s, the heap's landing
+    at 0.14 s)."""
     scene, _ = read_scene(examples.path(name))
     w = build_world(scene)
-    assert w.has_friction()
+    assert w.has_friction() and scene.world.engine == "step"
     energy = w.total_energy()
-    w.run(until=0.05, dt=scene.run.dt)
-    assert np.all(np.isfinite(w.positions)) and w.total_energy() <= energy * (1 + 1e-9) + 1e-12
+    w.run(until=0.2, dt=scene.run.dt)
+    assert np.all(np.isfinite(w.positions)) and np.all(np.isfinite(w.angular_velocities))
+    assert w.total_energy() <= energy + 1e-3 * abs(energy)
+    assert np.any(w.angular_velocities != 0)

@@ -448,6 +448,7 @@ class Model:
         """Whether any contact may carry friction or rolling resistance."""
         b, n = self.bodies, self.bodies.n
         return bool(np.any(b.static_friction[:n]) or np.any(b.rolling_resistance[:n])
+                    or np.any(self.walls.static_friction)
                     or any(mu_s for mu_s, _ in self._pair_friction.values()))  # fmt: skip
 
     def on_impact(self, callback: Callable[[Impact], None]) -> None:

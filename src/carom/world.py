@@ -148,7 +148,8 @@ class World(Model):
         if self._sleepers != np.count_nonzero(movable):
             return False
         others = self.active & ~movable
-        return not np.any(self.bodies.velocity[: self.bodies.n][others])
+        n = self.bodies.n
+        return not (np.any(self.bodies.velocity[:n][others]) or np.any(self.bodies.angular_velocity[:n][others]))
 
     def _sleep_allowed(self) -> bool:
         return math.isfinite(self.config.sleep_time) and not self.forces and self.impact_mode == "bounce"
@@ -194,7 +195,8 @@ class World(Model):
         cfg, b, n = self.config, self.bodies, self.bodies.n
         movable = self._movable()
         members = awake & movable
-        speed = np.linalg.norm(b.velocity[:n], axis=1)
+        speed = np.linalg.norm(b.velocity[:n], axis=1)  # (and the rim's speed from spin)
+        speed = np.maximum(speed, np.linalg.norm(b.angular_velocity[:n], axis=1) * b.radius[:n])
         self._still_time = np.where(members & (speed <= cfg.sleep_speed), self._still_time + dt, 0.0)
         ready = self._still_time >= cfg.sleep_time
         if not np.any(ready & members):
@@ -208,6 +210,7 @@ class World(Model):
         if not np.any(fall & ~self._asleep):
             return
         b.velocity[:n][fall] = 0.0
+        b.angular_velocity[:n][fall] = 0.0
         self._asleep |= fall
         self._sleepers = int(np.count_nonzero(self._asleep))
         self._island[fall] = labels[fall] + self._islands_made
@@ -363,7 +366,10 @@ class World(Model):
                 )
             if out.status != REBUILD:
                 break
-            motion_bounds(v, a_smooth, b.radius[:n], self._movable(), dt - t_sub, cfg.contact_tolerance, motion)
+            # (with friction, bounded by the accelerations held when the drift stopped, contact forces included:
+            # friction can hold a body's acceleration far from its smooth one for the rest of the step)
+            held_accel = bodies.a if friction.enabled else a_smooth
+            motion_bounds(v, held_accel, b.radius[:n], self._movable(), dt - t_sub, cfg.contact_tolerance, motion)
         if capped:
             warnings.warn(
                 f"contacts at one instant needed more than Config.max_rounds={cfg.max_rounds} rounds near "

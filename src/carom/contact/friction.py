@@ -60,6 +60,7 @@ class FrictionWork(NamedTuple):
     torque: np.ndarray  # (cap, 3) rolling torque (N m) on body j
     slide: np.ndarray  # (cap, 3) unit slip direction of a sliding contact (kinetic friction), else 0
     roll: np.ndarray  # (cap, 3) unit rolling direction of a rolling contact (kinetic resistance), else 0
+    bias: np.ndarray  # (cap, 6) a sticking contact's slip (3) and rolling (3) rates to take out, per s
     pair_a: np.ndarray  # (entries, 3) m/s^2: acceleration the contact of a candidate entry adds to its row's body
     pair_alpha: np.ndarray  # (entries, 3) rad/s^2: angular acceleration, the same
     wall_a: np.ndarray  # (n, k, 3) by body and wall
@@ -71,7 +72,7 @@ class FrictionWork(NamedTuple):
 def new_friction_work(cap: int, n: int, n_wall: int, n_entry: int) -> FrictionWork:
     z = np.zeros
     return FrictionWork(coef=z((cap, 4)), force=z((cap, 3)), torque=z((cap, 3)), slide=z((cap, 3)),
-                        roll=z((cap, 3)), pair_a=z((n_entry, 3)), pair_alpha=z((n_entry, 3)),
+                        roll=z((cap, 3)), bias=z((cap, 6)), pair_a=z((n_entry, 3)), pair_alpha=z((n_entry, 3)),
                         wall_a=z((n, n_wall, 3)), wall_alpha=z((n, n_wall, 3)), regime=np.full(n, np.inf),
                         tw=z(n))  # fmt: skip
 
@@ -229,6 +230,7 @@ def solve_friction(sel, ci, cj, cn, radius, inv_mass, inv_inertia, v, w, normal,
                 t0, t1, t2 = f * fw.slide[c, 0], f * fw.slide[c, 1], f * fw.slide[c, 2]
             else:
                 s0, s1, s2 = slip(c, ci, cj, cn, radius, v, w)
+                s0, s1, s2 = s0 + fw.bias[c, 0], s1 + fw.bias[c, 1], s2 + fw.bias[c, 2]
                 t0, t1, t2 = _clamp(o0 + s0 / k_t, o1 + s1 / k_t, o2 + s2 / k_t, mu * n_force)
             d0, d1, d2 = t0 - o0, t1 - o1, t2 - o2
             p0, p1, p2 = fw.torque[c, 0], fw.torque[c, 1], fw.torque[c, 2]
@@ -239,6 +241,7 @@ def solve_friction(sel, ci, cj, cn, radius, inv_mass, inv_inertia, v, w, normal,
                     r0, r1, r2 = limit * fw.roll[c, 0], limit * fw.roll[c, 1], limit * fw.roll[c, 2]
                 else:
                     q0, q1, q2 = rolling(c, ci, cj, cn, w)
+                    q0, q1, q2 = q0 + fw.bias[c, 3], q1 + fw.bias[c, 4], q2 + fw.bias[c, 5]
                     r0, r1, r2 = _clamp(p0 + q0 / k_r, p1 + q1 / k_r, p2 + q2 / k_r, limit)
                 e0, e1, e2 = r0 - p0, r1 - p1, r2 - p2
             if d0 == 0.0 and d1 == 0.0 and d2 == 0.0 and e0 == 0.0 and e1 == 0.0 and e2 == 0.0:
@@ -264,19 +267,26 @@ def _unit_or_zero(x0, x1, x2, floor):
 
 
 @njit(cache=True)
-def friction_modes(sel, ci, cj, cn, radius, v, w, fw, speed_tol):
-    """Start a force solve: each contact of ``sel`` slides (kinetic friction along its slip, ``fw.slide``)
-    if its slip is faster than ``speed_tol`` (m/s), and rolls (kinetic rolling resistance) if its rolling
-    rate times R_eff is; its forces start from 0. (Without friction, or rolling resistance, neither.)"""
+def friction_modes(sel, ci, cj, cn, radius, v, w, fw, slip_tol, h):
+    """Start a force solve for the h seconds left: each contact of ``sel`` slides (kinetic friction along its
+    slip, ``fw.slide``) if its slip is faster than ``slip_tol`` (m/s), and rolls (kinetic rolling
+    resistance) if its rolling rate times R_eff is. A slower slip (rolling) sticks: static friction takes it
+    out over h (``fw.bias``), as far as the static cone allows. Forces start from 0. (Without friction, or
+    rolling resistance, neither.)"""
     for c in sel:
         s0, s1, s2 = slip(c, ci, cj, cn, radius, v, w)
         if fw.coef[c, MU_K] == 0.0:
             s0 = s1 = s2 = 0.0
-        fw.slide[c, 0], fw.slide[c, 1], fw.slide[c, 2] = _unit_or_zero(s0, s1, s2, speed_tol)
+        fw.slide[c, 0], fw.slide[c, 1], fw.slide[c, 2] = _unit_or_zero(s0, s1, s2, slip_tol)
+        sticks = fw.slide[c, 0] == 0.0 and fw.slide[c, 1] == 0.0 and fw.slide[c, 2] == 0.0
         q0, q1, q2 = rolling(c, ci, cj, cn, w)
         if fw.coef[c, MU_R] == 0.0:
             q0 = q1 = q2 = 0.0
-        fw.roll[c, 0], fw.roll[c, 1], fw.roll[c, 2] = _unit_or_zero(q0, q1, q2, speed_tol / fw.coef[c, R_EFF])
+        fw.roll[c, 0], fw.roll[c, 1], fw.roll[c, 2] = _unit_or_zero(q0, q1, q2, slip_tol / fw.coef[c, R_EFF])
+        rests = fw.roll[c, 0] == 0.0 and fw.roll[c, 1] == 0.0 and fw.roll[c, 2] == 0.0
+        for d in range(3):  # (a sticking contact's slip, a resting one's rolling, taken out over h)
+            fw.bias[c, d] = (s0, s1, s2)[d] / h if sticks and h > 0.0 else 0.0
+            fw.bias[c, 3 + d] = (q0, q1, q2)[d] / h if rests and h > 0.0 else 0.0
         for d in range(3):
             fw.force[c, d] = 0.0
             fw.torque[c, d] = 0.0
@@ -295,6 +305,7 @@ def breakaways(sel, ci, cj, cn, radius, a, alpha, normal, fw, tol):
             f2 = fw.force[c, 0] ** 2 + fw.force[c, 1] ** 2 + fw.force[c, 2] ** 2
             if math.sqrt(f2) >= mu_s * n_force * (1.0 - 1e-9):
                 s0, s1, s2 = slip(c, ci, cj, cn, radius, a, alpha)
+                s0, s1, s2 = s0 + fw.bias[c, 0], s1 + fw.bias[c, 1], s2 + fw.bias[c, 2]
                 u0, u1, u2 = _unit_or_zero(s0, s1, s2, tol)
                 if u0 != 0.0 or u1 != 0.0 or u2 != 0.0:
                     fw.slide[c, 0], fw.slide[c, 1], fw.slide[c, 2] = u0, u1, u2
@@ -303,6 +314,7 @@ def breakaways(sel, ci, cj, cn, radius, a, alpha, normal, fw, tol):
             q2 = fw.torque[c, 0] ** 2 + fw.torque[c, 1] ** 2 + fw.torque[c, 2] ** 2
             if math.sqrt(q2) >= mu_r * n_force * r_eff * (1.0 - 1e-9):
                 q0, q1, q2 = rolling(c, ci, cj, cn, alpha)
+                q0, q1, q2 = q0 + fw.bias[c, 3], q1 + fw.bias[c, 4], q2 + fw.bias[c, 5]
                 u0, u1, u2 = _unit_or_zero(q0, q1, q2, tol / r_eff)
                 if u0 != 0.0 or u1 != 0.0 or u2 != 0.0:
                     fw.roll[c, 0], fw.roll[c, 1], fw.roll[c, 2] = u0, u1, u2
@@ -321,17 +333,21 @@ def _zero_time(x0, x1, x2, r0, r1, r2):
 
 
 @njit(cache=True)
-def regime_time(c, ci, cj, cn, radius, v, w, a, alpha, fw):
+def regime_time(c, ci, cj, cn, radius, v, w, a, alpha, fw, slip_tol):
     """How long (s) until contact c changes regime under its present forces: a sliding contact's slip, or a
     rolling one's rolling rate, reaching 0 (both are linear in time while the forces are constant; the
-    time of their nearest approach to 0 where they are not collinear). inf if never."""
+    time of their nearest approach to 0 where they are not collinear). inf if never, or if it slips (rolls)
+    no faster than ``slip_tol`` (m/s) now: it has just started to (`breakaways`), and would stick at once."""
     t = math.inf
     if fw.slide[c, 0] != 0.0 or fw.slide[c, 1] != 0.0 or fw.slide[c, 2] != 0.0:
         s0, s1, s2 = slip(c, ci, cj, cn, radius, v, w)
-        r0, r1, r2 = slip(c, ci, cj, cn, radius, a, alpha)
-        t = min(t, _zero_time(s0, s1, s2, r0, r1, r2))
+        if s0 * s0 + s1 * s1 + s2 * s2 > slip_tol * slip_tol:
+            r0, r1, r2 = slip(c, ci, cj, cn, radius, a, alpha)
+            t = min(t, _zero_time(s0, s1, s2, r0, r1, r2))
     if fw.roll[c, 0] != 0.0 or fw.roll[c, 1] != 0.0 or fw.roll[c, 2] != 0.0:
         q0, q1, q2 = rolling(c, ci, cj, cn, w)
-        r0, r1, r2 = rolling(c, ci, cj, cn, alpha)
-        t = min(t, _zero_time(q0, q1, q2, r0, r1, r2))
+        reach = slip_tol / fw.coef[c, R_EFF]
+        if q0 * q0 + q1 * q1 + q2 * q2 > reach * reach:
+            r0, r1, r2 = rolling(c, ci, cj, cn, alpha)
+            t = min(t, _zero_time(q0, q1, q2, r0, r1, r2))
     return t

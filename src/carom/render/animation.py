@@ -7,6 +7,11 @@ a body smaller than `MIN_RADIUS_PX` is drawn at that size so that it stays visib
 grey; those that never move are drawn once, behind the others. Walls are drawn as the solid they bound,
 shaded (2D), or as translucent faces clipped to the scene (3D). The picture's shape follows the scene's.
 
+In a run where anything turns, each body carries a mark that turns with it: a radius from its centre to
+the point of its rim that its body-frame x axis points to (2D: at its orientation angle; 3D: that axis
+turned by its quaternion and projected, fainter while the point is on the far side). The marks are one
+collection drawn over all the bodies (in 3D, a far body's mark shows through a near body in front of it).
+
 Every frame is drawn into one fixed figure: the static parts once, then only the bodies, trails and
 clock are redrawn (blitting), and the pixels go straight to the encoder.
 """
@@ -30,6 +35,11 @@ from ..scenefile import OutputTable
 
 #: Smallest drawn radius, pixels.
 MIN_RADIUS_PX = 2.0
+#: Bodies drawn smaller than this radius (pixels) get no mark of their orientation.
+MIN_MARK_PX = 4.0
+#: Opacity of the orientation marks (black on light bodies, white on dark ones): on the near side of a
+#: sphere (and in 2D), and on the far side.
+MARK_ALPHA = (0.8, 0.3)
 FIXED_COLOR = (0.55, 0.55, 0.55, 1.0)
 WALL_COLOR = (0.3, 0.3, 0.35)
 SOLID_COLOR = (0.86, 0.86, 0.88)
@@ -96,13 +106,22 @@ def render(
     label = "speed (m/s)" if color_by == "speed" else "mass (kg)"
     cax = fig.add_axes((rect[0] + rect[2] + 16 / width, rect[1], 14 / width, rect[3]))
     fig.colorbar(matplotlib.cm.ScalarMappable(colors.norm, colors.cmap), cax=cax, label=label)
-    # Fixed bodies that never move are drawn once, behind the others (large ones are slow to draw).
+    # Fixed bodies that never move (nor turn) are drawn once, behind the others (large ones are slow to draw).
+    frames, n = traj.orientation.shape[:2]
+    turned = (traj.orientation != traj.orientation[:1]).reshape(frames, n, -1)
     static = (
-        traj.fixed & np.all(traj.active, axis=0) & np.all(traj.position == traj.position[:1], axis=(0, 2))
+        traj.fixed
+        & np.all(traj.active, axis=0)
+        & np.all(traj.position == traj.position[:1], axis=(0, 2))
+        & ~np.any(turned, axis=(0, 2))
     )
+    marked = bool(np.any(turned))  # marks only where something turns: a smooth run is drawn as before
     view.show(_discs(ax), 0, np.flatnonzero(static), colors)
+    if marked:
+        ax.add_collection(_marks(view, 0, np.flatnonzero(static), colors))
     tracks = ax.add_collection(LineCollection([], linewidths=1.0, animated=True))
     bodies = _discs(ax, animated=True)
+    spokes = ax.add_collection(_marks(view, 0, np.zeros(0, dtype=int), colors, animated=True))
     clock = ax.text(
         0.015,
         0.985,
@@ -134,6 +153,8 @@ def render(
         for k in chosen:
             live = np.flatnonzero(traj.active[k] & ~static)
             view.show(bodies, k, live, colors)
+            if marked:
+                _marks(view, k, live, colors, spokes)
             if trails:
                 moving = live[~traj.fixed[live]]
                 path = view.project(traj.position[max(0, k - history) : k + 1, moving])[0]
@@ -141,7 +162,7 @@ def render(
                 tracks.set_color(0.75 * colors.of(k, moving)[:, :3] + 0.25)
             clock.set_text(_clock(traj.time[k]))
             canvas.restore_region(background)
-            for artist in (tracks, bodies, clock):
+            for artist in (tracks, bodies, spokes, clock):
                 ax.draw_artist(artist)
             canvas.blit(fig.bbox)
             encoder.send(canvas.buffer_rgba())
@@ -156,6 +177,23 @@ def _discs(ax, **kw) -> EllipseCollection:
     circles = EllipseCollection([], [], [], units="xy", offsets=offsets, offset_transform=ax.transData, **kw)
     circles.set(edgecolors=(0, 0, 0, 0.6), linewidths=0.4)
     return ax.add_collection(circles)
+
+
+def _marks(view: _View, k: int, ids: np.ndarray, colors: _Colors, marks: LineCollection | None = None,
+           **kw) -> LineCollection:  # fmt: skip
+    """Put the orientation marks of bodies ``ids`` at frame k into ``marks`` (a new collection if None): one
+    segment each, for the bodies drawn at least `MIN_MARK_PX` in radius; black on light bodies, white on dark."""
+    if marks is None:
+        marks = LineCollection([], linewidths=1.2, capstyle="round", **kw)
+    ids = ids[view.traj.radius[k, ids] >= MIN_MARK_PX / MIN_RADIUS_PX * view.min_radius]
+    segments, near = view.marks(k, ids)
+    rgb = colors.of(k, ids)[:, :3] if len(ids) else np.zeros((0, 3))
+    rgba = np.empty((len(ids), 4))
+    rgba[:, :3] = (rgb @ [0.299, 0.587, 0.114] < 0.45)[:, None]  # white on dark bodies
+    rgba[:, 3] = np.where(near, *MARK_ALPHA)
+    marks.set_segments(segments)
+    marks.set_color(rgba)
+    return marks
 
 
 def _layout(span: np.ndarray, size: int) -> tuple[int, int, tuple[float, float, float, float]]:
@@ -229,6 +267,22 @@ class _View:
         circles.set(
             offsets=screen, widths=diameter, heights=diameter, angles=np.zeros(len(ids)), facecolors=rgba
         )
+
+    def marks(self, k: int, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The orientation marks of bodies ``ids`` at frame k: segments (len(ids), 2, 2) in screen coordinates
+        from each centre to the point of the drawn rim that the body-frame x axis points to (2D: at the angle
+        of its orientation; 3D: turned by its quaternion, then projected: shorter as it points at or away
+        from the camera), and whether that point is on the near side (always, in 2D)."""
+        q = self.traj.orientation[k, ids]
+        if self.dim == 2:
+            axis = np.stack([np.cos(q), np.sin(q)], axis=-1)
+        else:
+            w, x, y, z = q.T  # the first column of the rotation matrix of a unit quaternion
+            axis = np.stack([1 - 2 * (y * y + z * z), 2 * (x * y + w * z), 2 * (x * z - w * y)], axis=-1)
+        tip, depth = self.project(axis.reshape(-1, self.dim))
+        centre = self.project(self.traj.position[k, ids])[0]
+        radius = np.maximum(self.traj.radius[k, ids], self.min_radius)
+        return np.stack([centre, centre + radius[:, None] * tip], axis=1), depth >= 0
 
     def shade(self, rgba: np.ndarray, depth: np.ndarray) -> np.ndarray:
         """Darken far bodies (3D): down to 55% brightness at the back of the scene."""

@@ -477,7 +477,7 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
         if fr.enabled:  # the next changes of regime of the bodies whose every contact was gathered
             for q in range(n_cluster):
                 fw.regime[cluster[q]] = INF
-            note_regimes(sel[:ns], ci, cj, cn, t_now, bodies, fw)
+            note_regimes(sel[:ns], ci, cj, cn, t_now, bodies, fw, speed_tol)
         for c in range(nc):
             if cw[c, UPDATE] == 0.0:  # free before and after: nothing to record
                 continue
@@ -647,7 +647,7 @@ def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_si
         if fr.enabled:
             force_friction(sel[:ns], ci, cj, cn, cw, t0, h, bodies, fr, fw, w.scratch, w.per_body, lcp_iterations,
                            rest_tol_a, speed_tol)  # fmt: skip
-            note_regimes(sel[:ns], ci, cj, cn, t0, bodies, fw)
+            note_regimes(sel[:ns], ci, cj, cn, t0, bodies, fw, speed_tol)
         held = ns > 0
         for s in range(ns):
             c = sel[s]
