@@ -159,12 +159,13 @@ def test_backspin_leaves_three_sevenths():
 
 # ---------------------------------------------------------------- slopes and pushes
 def slope_world(dim, theta, mu_s, mu_k, radius=0.1):
-    normal = np.array([-math.sin(theta), math.cos(theta)]) if dim == 2 else np.array([-math.sin(theta), 0, math.cos(theta)])
+    c, s = math.cos(theta), math.sin(theta)
+    normal = np.array([-s, c]) if dim == 2 else np.array([-s, 0, c])
     w = carom.World(dim=dim, gravity=(0, -G) if dim == 2 else (0, 0, -G))
     w.add_wall(point=np.zeros(dim), normal=normal, static_friction=mu_s, kinetic_friction=mu_k, restitution=0.0)
     w.add_body(position=radius * normal, mass=1.0, radius=radius, static_friction=mu_s, kinetic_friction=mu_k,
                restitution=0.0)  # fmt: skip
-    down = -np.array([math.cos(theta), math.sin(theta)]) if dim == 2 else -np.array([math.cos(theta), 0, math.sin(theta)])
+    down = -np.array([c, s]) if dim == 2 else -np.array([c, 0, s])
     return w, down
 
 

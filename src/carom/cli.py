@@ -24,6 +24,8 @@ from .scenefile import read_scene
 GALLERY = (
     "restitution",
     "billiard_break",
+    "billiard_follow",
+    "ramp_roll",
     "heavy_target",
     "earth_moon_satellite",
     "earth_drop",

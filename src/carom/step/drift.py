@@ -305,7 +305,7 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
                      nrm)  # fmt: skip
     if fr.enabled:
         for b in range(n):
-            _with_regime(b, fw, ev_time, ev_partner)
+            _with_regime(b, fw, ev_time, ev_partner, cnt)
     size = heap_build(ev_time, heap_t, heap_b, where)  # (every trajectory count is 0 until the first event)
 
     t_now = t0
@@ -327,7 +327,7 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
             if 0 <= ev_partner[i] < n:
                 ev_count[i] = cnt[ev_partner[i]]
             if fr.enabled:
-                _with_regime(i, fw, ev_time, ev_partner)
+                _with_regime(i, fw, ev_time, ev_partner, cnt)
             size = heap_update(heap_t, heap_b, where, size, i, ev_time[i])
             continue
         t_now = t_ev
@@ -517,7 +517,7 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
                 wall_size, rest_wall, tol, speed_tol,
             )  # fmt: skip
             if fr.enabled:
-                _with_regime(b, fw, ev_time, ev_partner)
+                _with_regime(b, fw, ev_time, ev_partner, cnt)
             q_partner = ev_partner[b]
             if 0 <= q_partner < n:
                 ev_count[b] = cnt[q_partner]
@@ -548,10 +548,17 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
     return Outcome(t_end, status, impacts, n_log, capped, events, n_carried, deepest, held, walls_held, stalled)
 
 
+#: Friction regime events one body may have in a step (`carom.step.friction`): a ball needs one or two (slides,
+#: rolls, stops). Contacts in a dense pile can flip between sticking and slipping ever faster (each flip
+#: changes its neighbours' forces); past this many events, a body's regimes are held to the end of the step.
+REGIME_EVENTS = 32
+
+
 @njit(cache=True, inline="always")
-def _with_regime(b, fw, ev_time, ev_partner):
-    """Body b's next event: its predicted contact, or its next change of friction regime if earlier."""
-    if fw.regime[b] < ev_time[b]:
+def _with_regime(b, fw, ev_time, ev_partner, cnt):
+    """Body b's next event: its predicted contact, or its next change of friction regime if earlier (while it
+    has had fewer than `REGIME_EVENTS` events in this drift)."""
+    if fw.regime[b] < ev_time[b] and cnt[b] < REGIME_EVENTS:
         ev_time[b] = fw.regime[b]
         ev_partner[b] = REGIME
 
