@@ -3,7 +3,8 @@
 The scene is `carom.canonical.pile`: n disks (spheres) dropped from a loose lattice into a box under gravity,
 restitution 0.5. The peers get the same bodies, velocities and walls, friction 0.5 and their default
 solver settings (pymunk: 10 iterations, no sleeping; pybullet: its defaults, sleeping after 2 s at rest);
-carom's bodies are smooth and its islands sleep (``Config.sleep_time``).
+carom's bodies are smooth (``--friction MU`` gives them and the walls Coulomb friction) and its islands
+sleep (``Config.sleep_time``).
 Each run simulates ``--until`` seconds at the step ``--dt`` and reports the wall time, whether the pile is at
 rest at the end (mean speed below 1% of sqrt(g d), d the diameter), the deepest overlap between bodies (a
 fraction of R), and the body-steps per second. A peer that is not installed is skipped (``pip install
@@ -21,14 +22,14 @@ import time
 import numpy as np
 from scipy.spatial import cKDTree
 
-FRICTION = 0.5  # the peers' Coulomb coefficient (carom's bodies are smooth)
+FRICTION = 0.5  # the peers' Coulomb coefficient (carom's: --friction, default 0, smooth)
 SCENES = {2: {"radius": 0.1, "g": 9.0}, 3: {"radius": 0.05, "g": 9.81}}
 
 
-def _scene(n: int, dim: int):
+def _scene(n: int, dim: int, friction: float = 0.0):
     from carom.canonical import pile
 
-    return pile(n, dim=dim, seed=1, e=0.5, **SCENES[dim])
+    return pile(n, dim=dim, seed=1, e=0.5, friction=friction, **SCENES[dim])
 
 
 def _summary(name: str, x: np.ndarray, v: np.ndarray, radius: float, g: float, steps: int, wall: float) -> dict:
@@ -50,9 +51,9 @@ def _steps(until: float, dt: float) -> int:
     return max(1, round(until / dt))
 
 
-def run_carom(n: int, dim: int, dt: float, until: float) -> dict:
-    _scene(n, dim).step(dt)  # compile (or load from Numba's cache) outside the timing
-    w = _scene(n, dim)
+def run_carom(n: int, dim: int, dt: float, until: float, friction: float = 0.0) -> dict:
+    _scene(n, dim, friction).step(dt)  # compile (or load from Numba's cache) outside the timing
+    w = _scene(n, dim, friction)
     steps = _steps(until, dt)
     start = time.perf_counter()
     for _ in range(steps):
@@ -172,6 +173,8 @@ def main(argv=None) -> None:
     parser.add_argument("--dt", type=float, default=1.0 / 60.0, help="time step, s")
     parser.add_argument("--until", type=float, default=10.0, help="simulated time, s")
     parser.add_argument("--dim", type=int, choices=(2, 3), nargs="*", default=[2, 3])
+    parser.add_argument("--friction", type=float, default=0.0, help="carom's Coulomb coefficient (bodies and "
+                        f"walls; the peers always have {FRICTION})")  # fmt: skip
     parser.add_argument("--scaling", type=int, nargs="*", help="instead: the cost per contact of settled "
                         "hexagonal 2D piles of these sizes, awake")  # fmt: skip
     args = parser.parse_args(argv)
@@ -181,7 +184,7 @@ def main(argv=None) -> None:
     print("| pile | engine | dt | simulated s | wall s | at rest | mean speed m/s | overlap / R | body-steps/s |")
     print("|---|---|---:|---:|---:|---|---:|---:|---:|")
     for dim in args.dim:
-        runs = [lambda dim=dim: run_carom(args.n, dim, args.dt, args.until)]
+        runs = [lambda dim=dim: run_carom(args.n, dim, args.dt, args.until, args.friction)]
         peer = (run_pymunk, "pymunk") if dim == 2 else (run_pybullet, "pybullet")
         try:
             __import__(peer[1])
