@@ -94,6 +94,7 @@ class World(Model):
         self._log = new_log(config.impact_log_capacity, dim)
         self._work: Work | None = None  # the drift's work arrays, kept between steps
         self._friction_work = self._no_friction_work = new_friction_work(0, 0, 0, 0)  # friction's, the same
+        self._friction = None  # `_friction_model`
         # sleeping islands (`carom.step.sleep`): per body, whether asleep, how long it has been still (s) and
         # its island's label while asleep; the resting forces of sleeping bodies, kept for when they wake
         self._asleep = np.zeros(0, dtype=bool)
@@ -118,6 +119,7 @@ class World(Model):
 
     def _bodies_changed(self) -> None:
         self._a0 = None
+        self._friction = None
         self._pair_force = (np.zeros(0, dtype=np.int64), np.zeros(0))
         self.wake()
 
@@ -306,15 +308,12 @@ class World(Model):
             self._walls_held = False
         x, v = b.position[:n], b.velocity[:n]
         merge = self.impact_mode == "merge"
+        friction, alpha = self._friction_model()
         bodies = Bodies(x, v, a_smooth, np.empty_like(a_smooth), b.inv_mass[:n], b.mass[:n], b.radius[:n],
                         b.restitution[:n], b.inv_inertia[:n], b.active[:n] if merge else awake,
-                        b.angular_velocity[:n], np.zeros_like(b.angular_velocity[:n]), b.orientation[:n])  # fmt: skip
+                        b.angular_velocity[:n], alpha, b.orientation[:n])  # fmt: skip
         walls = Walls(self.walls.point, self.walls.normal, self.walls.restitution)
         materials = Materials(RULE_CODES[self.restitution_rule], *self.pair_restitution_arrays())
-        friction = Friction(self.has_friction() or bool(np.any(b.angular_velocity[:n])), b.static_friction[:n],
-                            b.kinetic_friction[:n], b.rolling_resistance[:n], self.walls.static_friction,
-                            self.walls.kinetic_friction, RULE_CODES[self.friction_rule],
-                            *self.pair_friction_arrays())  # fmt: skip
         motion = np.empty(n)
         live = self._movable()
         v_scale, a_scale = motion_bounds(v, a_smooth, b.radius[:n], live, dt, cfg.contact_tolerance, motion)
@@ -421,6 +420,19 @@ class World(Model):
             self._emit_impacts(shifted, int(out.n_log))
         return out
 
+    def _friction_model(self) -> tuple[Friction, np.ndarray]:
+        """The drift's `Friction` and angular-acceleration array, kept until bodies, walls or pair friction
+        change (or a state is set): whether friction is on is decided once, not every step. It is on where
+        any contact can carry friction, or any body spins (its orientation is then integrated)."""
+        if self._friction is None:
+            b, n = self.bodies, self.bodies.n
+            enabled = self.has_friction() or bool(np.any(b.angular_velocity[:n]))
+            friction = Friction(enabled, b.static_friction[:n], b.kinetic_friction[:n], b.rolling_resistance[:n],
+                                self.walls.static_friction, self.walls.kinetic_friction, RULE_CODES[self.friction_rule],
+                                *self.pair_friction_arrays())  # fmt: skip
+            self._friction = (friction, np.zeros_like(b.angular_velocity[:n]))
+        return self._friction
+
     def _fits_friction(self, work: Work, n: int) -> bool:
         fw = self._friction_work
         return len(fw.coef) >= len(work.ci) and len(fw.pair_a) >= len(work.f_pair) and fw.wall_a.shape[:2] == (
@@ -470,6 +482,7 @@ class World(Model):
         self._wall_force = self._wall_force.reshape(n, self.walls.n)
         self._walls_held = bool(np.any(self._wall_force))
         self.wake()  # (a state from before sleeping existed has every body awake)
+        self._friction = None
         if "sleep_island" in state:
             self._island = np.array(state["sleep_island"], dtype=np.int64).reshape(n)
             self._asleep = self._island >= 0
