@@ -122,19 +122,19 @@ def take_off_held(c, ci, cj, ck, start, nbrs, bodies, fw):
     """Take what held contact c added (friction and rolling torque) off its bodies' accelerations."""
     i, j = ci[c], cj[c]
     m_i, m_j = _held_rows(c, ci, cj, ck, start, nbrs)
-    a, alpha = bodies.a, bodies.alpha
-    for d in range(a.shape[1]):
+    _take_off(bodies.a, i, j, m_i, m_j, fw.pair_a, fw.wall_a)
+    _take_off(bodies.alpha, i, j, m_i, m_j, fw.pair_alpha, fw.wall_alpha)
+
+
+@njit(cache=True, inline="always")
+def _take_off(rate, i, j, m_i, m_j, pair, wall):
+    """Subtract from ``rate`` what one contact recorded in ``pair`` (rows m_i, m_j) or ``wall`` (j < 0)."""
+    for d in range(rate.shape[1]):
         if j < 0:
-            a[i, d] -= fw.wall_a[i, -1 - j, d]
+            rate[i, d] -= wall[i, -1 - j, d]
         else:
-            a[i, d] -= fw.pair_a[m_i, d]
-            a[j, d] -= fw.pair_a[m_j, d]
-    for d in range(alpha.shape[1]):
-        if j < 0:
-            alpha[i, d] -= fw.wall_alpha[i, -1 - j, d]
-        else:
-            alpha[i, d] -= fw.pair_alpha[m_i, d]
-            alpha[j, d] -= fw.pair_alpha[m_j, d]
+            rate[i, d] -= pair[m_i, d]
+            rate[j, d] -= pair[m_j, d]
 
 
 @njit(cache=True)
