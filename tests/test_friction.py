@@ -56,7 +56,8 @@ def test_impact_on_floor_matches_the_coulomb_impulse(mu, vt, spin):
     assert v[2] == pytest.approx(3.2, rel=1e-12)
     assert om[1] == pytest.approx(spin, rel=1e-12)
     assert abs(v[1]) + abs(om[0]) + abs(om[2]) == 0.0
-    assert np.linalg.norm(impacts[0].tangential_impulse) == pytest.approx(3 - vt, rel=1e-12)
+    # the friction impulse on j (the floor) points along the ball's slip, +x: the ball gets the opposite
+    np.testing.assert_allclose(impacts[0].tangential_impulse, [3 - vt, 0, 0], rtol=1e-12, atol=1e-15)
 
 
 def test_impact_between_spinning_balls_conserves_momentum_and_angular_momentum():
@@ -155,6 +156,27 @@ def test_backspin_leaves_three_sevenths():
                radius=radius, static_friction=0.3, kinetic_friction=0.2)  # fmt: skip
     w.run(until=2.0, dt=0.05)
     assert w.velocities[0, 0] == pytest.approx(3 * v0 / 7, rel=1e-9)
+
+
+def test_a_rough_floor_alone_gives_friction_under_the_max_rule():
+    """Only the wall is rough (the ball's coefficients are 0): with friction_rule="max" the contact has the
+    wall's mu, and the ball still slides into rolling at 5 v0 / 7."""
+    w = floor_world(3, 0.3, 0.2, friction_rule="max")
+    w.add_body(position=(0, 0, 0.05), velocity=(2.0, 0, 0), mass=0.2, radius=0.05)
+    w.run(until=1.0, dt=0.01)
+    assert w.velocities[0, 0] == pytest.approx(5 * 2.0 / 7, rel=1e-9)
+
+
+def test_a_rolling_ball_turns_its_quaternion_about_its_axis():
+    """Rolling at v about +y, the orientation after t is the rotation by angle w t about y:
+    q = (cos(w t / 2), 0, sin(w t / 2), 0), to round-off over many steps."""
+    v, radius, t = 0.7, 0.05, 1.3
+    w = floor_world(3)
+    w.add_body(position=(0, 0, radius), velocity=(v, 0, 0), angular_velocity=(0, v / radius, 0), mass=0.2,
+               radius=radius, static_friction=0.3)  # fmt: skip
+    w.run(until=t, dt=0.01)
+    angle = v / radius * t
+    np.testing.assert_allclose(w.orientations[0], [math.cos(angle / 2), 0, math.sin(angle / 2), 0], atol=1e-12)
 
 
 # ---------------------------------------------------------------- slopes and pushes

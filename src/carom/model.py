@@ -72,7 +72,7 @@ def _restitution(field: str, value) -> float:
     return e
 
 
-def friction_pair(prefix: str, static, kinetic) -> tuple[float, float]:
+def _friction_pair(prefix: str, static, kinetic) -> tuple[float, float]:
     """Validated (mu_s, mu_k): both finite and >= 0, mu_k <= mu_s; ``kinetic=None`` means mu_k = mu_s.
     Fields are named ``{prefix}static_friction`` and ``{prefix}kinetic_friction`` in messages."""
     mu_s = as_number(f"{prefix}static_friction", static)
@@ -358,7 +358,7 @@ class Model:
                  kinetic_friction: float | None = None) -> int:  # fmt: skip
         """Add an infinite plane through ``point``; bodies live on the side ``normal`` points to. Its
         friction coefficients combine with each body's by the world's ``friction_rule``."""
-        mu_s, mu_k = friction_pair("wall ", static_friction, kinetic_friction)
+        mu_s, mu_k = _friction_pair("wall ", static_friction, kinetic_friction)
         p = as_vector("wall point", point, self.dim)
         nv = as_vector("wall normal", normal, self.dim)
         length = float(np.linalg.norm(nv))
@@ -383,7 +383,7 @@ class Model:
     def add_box(self, lower, upper, restitution: float = 1.0, *, static_friction: float = 0.0,
                 kinetic_friction: float | None = None) -> list[int]:  # fmt: skip
         """Add the inward-facing walls of an axis-aligned box (six in 3D, four in 2D); return their ids."""
-        friction_pair("box ", static_friction, kinetic_friction)
+        _friction_pair("box ", static_friction, kinetic_friction)
         lo = as_vector("box lower", lower, self.dim)
         hi = as_vector("box upper", upper, self.dim)
         for axis in range(self.dim):
@@ -417,8 +417,8 @@ class Model:
     def set_pair_friction(self, i: int, j: int, static: float, kinetic: float | None = None) -> None:
         """Override the friction coefficients (mu_s, mu_k; default mu_k = mu_s) for bodies i and j (j = -1 - k
         for wall k)."""
-        self._pair_friction[self._override_key(i, j)] = friction_pair("pair ", static, kinetic)
-        self._bodies_changed()
+        self._pair_friction[self._override_key(i, j)] = _friction_pair("pair ", static, kinetic)
+        self._materials_changed()
 
     def _override_key(self, i: int, j: int) -> int:
         """The pair key of bodies i, j (j = -1 - k: wall k), both checked."""
@@ -459,6 +459,9 @@ class Model:
 
     def _bodies_changed(self) -> None:
         """Hook for engines that cache derived structures."""
+
+    def _materials_changed(self) -> None:
+        """Hook for engines that cache how coefficients combine (a pair override changed)."""
 
     def _emit_impacts(self, log: dict[str, np.ndarray], count: int) -> None:
         if not self._impact_callbacks:

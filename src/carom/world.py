@@ -117,6 +117,9 @@ class World(Model):
         self.wake()
         return force
 
+    def _materials_changed(self) -> None:
+        self._friction = None
+
     def _bodies_changed(self) -> None:
         self._a0 = None
         self._friction = None
