@@ -165,10 +165,11 @@ def test_usage_errors_exit_2(tmp_path):
     assert cli.invoke(main, ["render", str(scene), "--out", "x.avi"]).exit_code == 2
 
 
-def test_a_file_that_cannot_be_written_is_a_failure_not_a_traceback(tmp_path):
+def test_a_file_that_cannot_be_written_is_bad_input_not_a_traceback(tmp_path):
     nowhere = tmp_path / "missing-folder" / "x.h5"
     result = CliRunner().invoke(main, ["run", str(scene_file(tmp_path)), "--out", str(nowhere)])
-    assert result.exit_code == 1 and "Error:" in result.output and "Traceback" not in result.output
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"the folder {nowhere.parent} does not exist" in result.output and not nowhere.parent.exists()
 
 
 def test_every_command_has_help_with_examples():

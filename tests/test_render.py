@@ -1,16 +1,34 @@
 """Pictures: bodies round, to scale and in place; depth shading; frame counts and sizes; the plot."""
 
+import base64
 import dataclasses
+import io
+import re
+import subprocess
+import sys
 
 import imageio_ffmpeg
 import numpy as np
 import pytest
+from matplotlib.animation import FuncAnimation
+from matplotlib.figure import Figure
 from PIL import Image
 from scipy import ndimage
 
+from carom import examples
+from carom.cli import GALLERY
 from carom.io import load, runner
 from carom.render import plot, render
-from carom.render.animation import MARGINS, _View, output_settings
+from carom.render.animation import (
+    LIGHT,
+    MARGINS,
+    NAMED_COLORS,
+    NOTEBOOK_FORMAT,
+    NOTEBOOK_FRAMES,
+    NOTEBOOK_SIZE,
+    _View,
+    output_settings,
+)
 from carom.scenefile import parse_scene
 
 # Two balls 3 m apart (radius 0.5 m) and a wall 1 m left of the first; the second moves 2 m right.
@@ -225,3 +243,189 @@ def test_smooth_runs_have_no_marks(tmp_path):
     render(traj, plain, size=320, max_frames=2)
     render(turned(traj, np.full(len(traj.time), 1.0)), still, size=320, max_frames=2)  # turned, never turning
     assert frames(plain)[0].tobytes() == frames(still)[0].tobytes()
+
+
+# ------------------------------------------------------------------------------ labels, light, boxes, notebooks
+def picture(traj, **kw):
+    """The figure `render` and `animation` draw into, at 480 px."""
+    from carom.render.animation import _Picture
+
+    return _Picture(traj, **{"trails": None, "fps": None, "color_by": None, "size": 480, "max_frames": 300, **kw})
+
+
+def named(text, *names):
+    """``text`` with ``name = ...`` added to its first ``[[bodies]]`` tables, in order."""
+    for name in names:
+        text = text.replace("[[bodies]]\n", f'[[body]]\nname = "{name}"\n', 1)
+    return text.replace("[[body]]\n", "[[bodies]]\n")
+
+
+def test_named_bodies_are_labelled_and_coloured_apart(tmp_path):
+    traj = trajectory(tmp_path, named(FLAT.replace("mass = 2.0", "mass = 1.0"), "earth", "moon"))
+    assert traj.names == ("earth", "moon")
+    drawn = picture(traj)
+    assert drawn.labels == {0: "earth", 1: "moon"}
+    drawn.draw(20)
+    for text, body in zip(drawn.texts, (0, 1), strict=True):
+        x, y = traj.position[20, body]
+        assert text.get_text() == traj.names[body] and text.get_visible()
+        assert text.get_position() == pytest.approx((x, y + 0.5))  # centred over the body's top
+    # In the picture: each body in a colour of its own, though their masses (the colour scale) are equal, and
+    # a label above each (dark pixels over the disc; none without names).
+    out, plain = tmp_path / "named.gif", tmp_path / "plain.gif"
+    render(traj, out, size=480, max_frames=2)
+    render(dataclasses.replace(traj, names=("", "")), plain, size=480, max_frames=2)
+    for path, expected in ((out, NAMED_COLORS[:2]), (plain, None)):
+        found, rgb = blobs(frames(path)[0])
+        found = sorted(found, key=lambda b: b[:, 1].mean())
+        colours = [np.median(rgb[tuple(b.T)], axis=0) / 255 for b in found]
+        if expected is None:
+            assert np.allclose(colours[0], colours[1], atol=0.02)
+        else:
+            assert np.allclose(colours, expected[:, :3], atol=0.03)
+        for disc in found:
+            top, (left, right) = disc[:, 0].min(), (disc[:, 1].min(), disc[:, 1].max())
+            above = rgb[top - 16 : top - 2, left:right]
+            assert np.any(above.max(axis=2) < 90) == (expected is not None)
+
+
+def test_restitution_example_shows_each_bodys_e(tmp_path):
+    text = examples.path("restitution").read_text()
+    traj = trajectory(tmp_path, text)
+    assert sorted(set(traj.restitution)) == [0.0, 0.5, 1.0]
+    drawn = picture(traj)
+    assert drawn.labels == {i: f"e = {e:g}" for i, e in enumerate(traj.restitution)}
+    drawn.draw(len(traj.time) - 1)
+    tops = traj.position[-1] + [0.0, 0.2]
+    assert np.allclose([t.get_position() for t in drawn.texts], tops)
+    # A run where every body has the same e shows none.
+    assert picture(trajectory(tmp_path, text.replace("restitution = 0.5", "restitution = 1.0")
+                              .replace("restitution = 0.0", "restitution = 1.0"))).labels == {}  # fmt: skip
+
+
+# Two disks in a periodic box 4 m wide, run by the event engine.
+PERIODIC = """
+[world]
+dim = 2
+engine = "event"
+[run]
+until = 0.5
+output_interval = 0.1
+[[bodies]]
+position = [1.0, 2.0]
+velocity = [1.0, 0.0]
+mass = 1.0
+radius = 0.3
+[[bodies]]
+position = [3.0, 2.0]
+velocity = [0.0, 1.0]
+mass = 1.0
+radius = 0.3
+[[boxes]]
+lower = [0.0, 0.0]
+upper = [4.0, 4.0]
+periodic = true
+"""
+
+
+def test_periodic_box_is_drawn_dashed(tmp_path):
+    traj = trajectory(tmp_path, PERIODIC)
+    drawn = picture(traj)
+    (box,) = [a for a in drawn.ax.collections if a.get_gid() == "periodic box"]
+    ends = {tuple(sorted(map(tuple, s.round(12)))) for s in box.get_segments()}
+    assert ends == {((0, 0), (0, 4)), ((0, 0), (4, 0)), ((0, 4), (4, 4)), ((4, 0), (4, 4))}
+    assert box.get_linestyle()[0][1] is not None  # dashed
+    assert drawn.view.lower[0] < 0 and drawn.view.upper[0] > 4  # the whole box is in the picture
+    # In the picture: the box's left edge is a column of grey dashes (several runs of pixels, with gaps).
+    out = tmp_path / "box.gif"
+    render(traj, out, size=480, max_frames=1)
+    rgb = frames(out)[0].astype(int)
+    x = round(drawn.ax.transData.transform((0.0, 0.0))[0])
+    column = np.all(np.abs(rgb[:, x - 1 : x + 2] - [76, 76, 89]) < 40, axis=2).any(axis=1)
+    runs = np.count_nonzero(np.diff(column.astype(int)) == 1)
+    assert runs >= 6 and 0.3 < column.mean() < 0.9
+    # A scene without one draws none.
+    assert not [a for a in picture(trajectory(tmp_path, FLAT)).ax.collections if a.get_gid() == "periodic box"]
+
+
+# Two equal balls seen along -x (camera on +x), overlapping on the screen: the near one left of the far one.
+OVERLAP = DEEP.replace("[-1.0, 1.0, 0.0]", "[-1.0, -0.5, 0.0]")
+
+
+def test_3d_spheres_are_drawn_far_to_near_lit_from_the_upper_left(tmp_path):
+    traj = trajectory(tmp_path, OVERLAP)
+    drawn = picture(traj)
+    drawn.draw(0)
+    circles = drawn.bodies
+    offsets, sizes, faces = circles.get_offsets(), circles._widths, circles.get_facecolor()
+    per_sphere = 1 + len(LIGHT)
+    assert len(offsets) == 2 * per_sphere
+    # Painter's order: the far sphere (x = -1, at screen x = -0.5) and its light first, then the near one.
+    screen = drawn.view.project(traj.position[0])[0]
+    assert np.allclose(offsets[0], screen[1]) and np.allclose(offsets[per_sphere], screen[0])
+    far, near = faces[:per_sphere, :3], faces[per_sphere:, :3]
+    assert np.all(far < near)  # darker at the back, layer by layer
+    for layers, centre in ((offsets[:per_sphere], screen[1]), (offsets[per_sphere:], screen[0])):
+        shift = layers[1:] - centre
+        assert np.all(shift[:, 0] < 0) and np.all(shift[:, 1] > 0)  # towards the upper left
+    assert np.all(np.diff(sizes[:per_sphere]) < 0)  # each light disc smaller, within the sphere
+    assert np.all(np.diff(near.sum(axis=1)) > 0)  # and lighter
+    # In the picture: the near sphere covers the far one where they overlap, and each is brightest at its upper left.
+    out = tmp_path / "overlap.gif"
+    render(traj, out, size=480, max_frames=1)
+    rgb = frames(out)[0].astype(int)
+    to_px = drawn.ax.transData.transform
+    (x0, y0), (x1, y1) = to_px(screen[0]), to_px(screen[1])
+    r = round(0.5 * (to_px((1.0, 0.0)) - to_px((0.0, 0.0)))[0])  # pixels
+    row = rgb.shape[0] - 1 - round(y0)
+    middle = rgb[row, round((x0 + x1) / 2) + 6]  # a little right of the middle: in both, and in no light
+    near_only, far_only = rgb[row + r // 2, round(x0 - r / 2)], rgb[row + r // 2, round(x1 + r / 2)]
+    assert np.abs(middle - near_only).max() < 6 < np.abs(middle - far_only).max()
+    for x, y in ((x0, y0), (x1, y1)):
+        cx, cy = round(x), rgb.shape[0] - 1 - round(y)
+        disc = rgb[cy - r + 3 : cy + r - 2, cx - r + 3 : cx + r - 2].sum(axis=2)
+        brightest = np.unravel_index(np.argmax(disc), disc.shape)
+        assert brightest[0] < disc.shape[0] / 2 and brightest[1] < disc.shape[1] / 2
+
+
+def test_animate_returns_the_rendered_animation(tmp_path):
+    traj = trajectory(tmp_path, FLAT)
+    anim = traj.animate(size=320, max_frames=4, fps=8)
+    assert isinstance(anim, FuncAnimation)
+    assert list(anim.new_frame_seq()) == [0, 7, 13, 20]
+    html = anim.to_jshtml()
+    images = _embedded(html, "png")
+    assert len(images) == 4 and images[-1].size == (320, picture(traj, size=320).height)
+    found, _ = blobs(np.asarray(images[-1].convert("RGB")))
+    assert len(found) == 2  # the bodies are drawn in the saved frames
+
+
+def _embedded(html, kind):
+    """The frames of an animation from ``to_jshtml`` (base64 images of ``kind`` in the page)."""
+    found = re.findall(rf'"data:image/{kind};base64,([^"]+)"', html)
+    return [Image.open(io.BytesIO(base64.b64decode(f.replace("\\\n", "")))) for f in found]
+
+
+def test_a_trajectory_shows_in_a_notebook_as_a_capped_inline_animation(tmp_path):
+    traj = trajectory(tmp_path, FLAT.replace("output_interval = 0.1", "output_interval = 0.02"))
+    assert len(traj.time) == 101 > NOTEBOOK_FRAMES
+    html = traj._repr_html_()
+    assert "<script" in html and "Animation(" in html
+    images = _embedded(html, NOTEBOOK_FORMAT)
+    assert len(images) == NOTEBOOK_FRAMES and max(images[0].size) == NOTEBOOK_SIZE
+    assert len(blobs(np.asarray(images[-1].convert("RGB")))[0]) == 2
+
+
+def test_trajectory_plot_is_the_plot_figure(tmp_path):
+    fig = trajectory(tmp_path, FLAT).plot(size=(600, 500))
+    assert isinstance(fig, Figure) and tuple(fig.get_size_inches() * fig.dpi) == (600, 500)
+    assert len(fig.axes) >= 3
+
+
+def test_import_carom_does_not_import_matplotlib():
+    code = "import sys, carom; carom.load; sys.exit('matplotlib' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_demo_gallery_is_every_example():
+    assert sorted(GALLERY) == examples.names()

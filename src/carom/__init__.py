@@ -2,8 +2,11 @@
 
 Two engines share one model (`carom.model.Model`): `World` steps time (forces, resting contact, piles)
 and resolves every impact at the instant it happens; `EventWorld` jumps from collision to collision
-(hard spheres and disks). `load` reads the trajectory files that ``carom run`` writes.
+(hard spheres and disks). `Scene` reads and writes scene files, `record` writes a world's run to the
+trajectory file that ``carom run`` writes, and `load` reads it back (``load(path).world()`` goes on).
 """
+
+__version__ = "0.1.0"  # (before the imports: `carom.io.runner` reads it)
 
 from .config import Config, G
 from .contact.law import resolve_impact
@@ -11,7 +14,9 @@ from .errors import ContactError, ContactWarning, InelasticCollapseWarning
 from .events import EventWorld
 from .forces import Atmosphere, Force, NBodyGravity, Thrust
 from .io import Trajectory, load
+from .io.runner import Recording, record
 from .model import Impact
+from .scenefile import Scene, SceneError
 from .world import World
 
 __all__ = [
@@ -25,10 +30,13 @@ __all__ = [
     "Impact",
     "InelasticCollapseWarning",
     "NBodyGravity",
+    "Recording",
+    "Scene",
+    "SceneError",
     "Thrust",
     "Trajectory",
     "World",
     "load",
+    "record",
     "resolve_impact",
 ]
-__version__ = "0.1.0"

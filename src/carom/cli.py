@@ -6,10 +6,10 @@ Exit codes: 0 success, 2 bad input (a scene, file or option that cannot be used)
 
 from __future__ import annotations
 
+import math
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
-from itertools import repeat
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import click
@@ -20,17 +20,20 @@ from .io import load
 from .io.runner import frame_times, resume, start
 from .scenefile import read_scene
 
-#: The example scenes `carom demo` runs, in gallery order.
+#: The example scenes `carom demo` runs: every example. The first one runs alone (it compiles the kernels
+#: of the step engine for the others); the others start in this order, the slowest first, two at a time.
 GALLERY = (
     "restitution",
-    "billiard_break",
+    "pile",
+    "frictional_heap",
+    "hard_disks",
     "billiard_follow",
-    "ramp_roll",
-    "heavy_target",
-    "earth_moon_satellite",
+    "billiard_break",
     "earth_drop",
     "gas_box",
-    "pile",
+    "earth_moon_satellite",
+    "heavy_target",
+    "ramp_roll",
     "newtons_cradle",
 )
 
@@ -51,6 +54,25 @@ class _Carom(click.Group):
             raise click.ClickException(str(err)) from None
 
 
+def _finite(ctx, param, value):
+    """Click callback: a number option must be finite (click's float types accept inf)."""
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value!r} is not a finite number")
+    return value
+
+
+def _check_output(path: Path, what: str, *, replace: bool = True) -> None:
+    """Reject an output file whose folder does not exist, or (``replace=False``) that exists already."""
+    folder = path.parent
+    if not folder.is_dir():
+        raise BadInput(f"{path}: cannot write {what} there: the folder {folder} does not exist")
+    if path.exists() and not replace:
+        raise BadInput(
+            f"{path} exists: carom run does not replace a trajectory file; add --force to replace it, "
+            f"or continue it with: carom run --resume {path}"
+        )
+
+
 def _trajectory(path: Path):
     try:
         return load(path)
@@ -68,8 +90,9 @@ def main():
     \b
       carom run scene.toml            # writes scene.h5
       carom info scene.h5             # what is in it; energy and momentum drift
-      carom plot scene.h5             # energy, momentum, impacts/s -> scene.png
+      carom plot scene.h5             # energy, momenta, impacts/s or paths -> scene.png
       carom render scene.h5 --out scene.mp4
+      carom export scene.h5 --format xyz   # also vtk (ParaView), csv (pandas)
       carom examples                  # the scenes shipped with carom
       carom demo                      # run a gallery of them into ./carom-demo
     """
@@ -94,17 +117,22 @@ def main():
 @click.option(
     "--until",
     type=click.FloatRange(min=0, min_open=True),
+    callback=_finite,
     metavar="T",
     help="End time, s (with --resume: the new end time).",
 )
-@click.option("--dt", type=click.FloatRange(min=0, min_open=True), metavar="DT", help="Time step, s.")
+@click.option(
+    "--dt", type=click.FloatRange(min=0, min_open=True), callback=_finite, metavar="DT", help="Time step, s."
+)
 @click.option("--seed", type=int, metavar="N", help="Seed for the random generators of the scene.")
+@click.option("--force", is_flag=True, help="Replace the trajectory file if it exists.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def run(scene, example, resume_path, out, until, dt, seed, quiet):
+def run(scene, example, resume_path, out, until, dt, seed, force, quiet):
     """Run a scene and write its trajectory file (HDF5).
 
     A progress bar shows simulated time, wall time, impacts per second and the time left (on a
-    terminal only). Ctrl-C stops after the current frame (a second Ctrl-C at once): the file stays
+    terminal only). An existing trajectory file is not replaced without --force. Ctrl-C stops within a
+    second, at the end of the current frame if it comes by then (a second Ctrl-C at once): the file stays
     valid, and `--resume` continues it exactly, with the same bits as a run that was never stopped.
 
     \b
@@ -129,6 +157,7 @@ def run(scene, example, resume_path, out, until, dt, seed, quiet):
                 overrides["world"] = {"seed": seed}
             spec, text = read_scene(scene, overrides)
             path = path or Path(spec.output.file or f"{scene.stem}.h5")
+            _check_output(path, "the trajectory file", replace=force)
             start(spec, text, str(scene), path, not quiet)
     except ValueError as err:  # SceneError, or an unusable file or example name
         raise BadInput(str(err)) from None
@@ -157,11 +186,18 @@ def info(run_file):
     click.echo(_summary(run_file, _trajectory(run_file)))
 
 
+def _finished(t) -> bool:
+    """Whether a trajectory holds every frame of its run (False for an end time that is not finite, which
+    files from before carom checked it may hold)."""
+    until, interval = float(t.attrs["until"]), float(t.attrs["output_interval"])
+    start = float(t.attrs.get("start", 0.0))  # (a recording from Python may start later than 0)
+    return math.isfinite(until) and len(t.time) == len(frame_times(until, interval, start)[0])
+
+
 def _summary(path: Path, t) -> str:
     """The text of `carom info`."""
     a = t.attrs
-    times, _ = frame_times(float(a["until"]), float(a["output_interval"]))
-    finished = len(t.time) == len(times)
+    finished = _finished(t)
     energy0, energy = t.total_energy[0], t.total_energy
     e_scale = max(float(np.max(np.abs(t.kinetic_energy))), 1e-300)
     moving = ~t.fixed
@@ -175,6 +211,8 @@ def _summary(path: Path, t) -> str:
     rate = t.collision_count[-1] / span if span > 0 else 0.0
     dt = f", dt {float(a['dt']):.6g} s" if "dt" in a else ""
     stopped = "" if finished else "  (stopped: continue with carom run --resume)"
+    if not math.isfinite(float(a["until"])):
+        stopped = "  (stopped: an end time that is not finite; continue with carom run --resume --until T)"
     rows = {
         "file": path,
         "scene": f"{a['source']}  ({a['dim']}D, engine {a['engine']}, seed {a['seed']})",
@@ -195,11 +233,15 @@ def _summary(path: Path, t) -> str:
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
-    metavar="PNG",
-    help="Image to write (default: RUN.png).",
+    metavar="IMAGE",
+    help="Image to write: .png (also for a name without a suffix), .pdf, .svg, .jpg, ... (default: RUN.png).",
 )
 def plot_command(run_file, out):
-    """Plot energy (kinetic, potential, total), momentum and impacts per second against time.
+    """Plot a run: energy, momentum, angular momentum, their relative changes and impacts per second
+    against time; for orbits (N-body gravity) and runs without impacts, the bodies' paths instead.
+
+    An existing image of that name is replaced (plots and animations are remade from the run in
+    seconds; `carom run` alone refuses to replace its file without --force).
 
     \b
     Example:
@@ -207,9 +249,23 @@ def plot_command(run_file, out):
     """
     from .render import plot  # matplotlib is loaded only by the commands that draw
 
-    out = out or run_file.with_suffix(".png")
+    out = _image_name(out or run_file.with_suffix(".png"))
+    _check_output(out, "the plot")
     plot(_trajectory(run_file), out)
     click.echo(f"wrote {out}", err=True)
+
+
+def _image_name(out: Path) -> Path:
+    """The file `carom plot` writes for ``--out``: a name without a suffix gets ``.png``; a suffix must
+    be a format matplotlib writes (pgf, which needs LaTeX, excepted)."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    if not out.suffix:
+        return out.with_name(out.name + ".png")
+    formats = sorted(set(FigureCanvasBase.get_supported_filetypes()) - {"pgf"})
+    if out.suffix[1:].lower() not in formats:
+        raise BadInput(f"--out {out}: cannot write a plot as {out.suffix!r}; use one of: {', '.join(formats)}")
+    return out
 
 
 @main.command(name="render")
@@ -243,7 +299,7 @@ def render_command(run_file, out, trails, fps, color_by, size, max_frames):
     """Animate a run: bodies to scale on equal axes, walls and fixed bodies shown.
 
     2D runs are drawn as they are; 3D runs in an orthographic projection with depth shading (camera in
-    the scene's output.camera).
+    the scene's output.camera). An existing animation of that name is replaced.
 
     \b
     Examples:
@@ -255,6 +311,7 @@ def render_command(run_file, out, trails, fps, color_by, size, max_frames):
     out = out or run_file.with_suffix(".mp4")
     if out.suffix.lower() not in (".mp4", ".gif"):
         raise BadInput(f"--out {out}: the animation must be a .mp4 or .gif file")
+    _check_output(out, "the animation")  # (before ffmpeg starts)
     traj = _trajectory(run_file)
     n = render(traj, out, trails=trails, fps=fps, color_by=color_by, size=size, max_frames=max_frames)
     click.echo(f"wrote {out} ({n} frames)", err=True)
@@ -284,7 +341,7 @@ def list_examples():
     help="Folder for the runs, animations and plots.",
 )
 def demo(out):
-    """Run a gallery of example scenes: for each, NAME.h5, NAME.mp4 and NAME.png in the folder.
+    """Run every example scene: for each, NAME.h5, NAME.mp4 and NAME.png in the folder.
 
     \b
     Example:
@@ -298,10 +355,10 @@ def demo(out):
 
     # The first scene runs here: it compiles the engine once (cached on disk) for the workers to load.
     report(GALLERY[0], _demo_one(GALLERY[0], out))
-    rest = GALLERY[1:]
     with ProcessPoolExecutor(max_workers=2) as pool:
-        for name, seconds in zip(rest, pool.map(_demo_one, rest, repeat(out)), strict=True):
-            report(name, seconds)
+        runs = {pool.submit(_demo_one, name, out): name for name in GALLERY[1:]}
+        for done in as_completed(runs):  # reported as they finish
+            report(runs[done], done.result())
     click.echo(f"gallery in {out}/ ({time.perf_counter() - wall:.0f} s)")
 
 
@@ -316,6 +373,136 @@ def _demo_one(name: str, folder: Path) -> float:
     plot(traj, folder / f"{name}.png")
     render(traj, folder / f"{name}.mp4", max_frames=240, size=640)
     return time.perf_counter() - wall
+
+
+@main.command(name="sweep")
+@click.argument("scene", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--vary",
+    "varies",
+    multiple=True,
+    required=True,
+    metavar="KEY=VALUES",
+    help="A key and its values: START:STOP:COUNT, START:STOP (integers) or a,b,c. Repeat for a product.",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    metavar="DIR",
+    help="Folder for the member trajectories, summary.csv and summary.png.",
+)
+@click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler of a running cluster (default: a local one).")
+@click.option(
+    "--workers", type=click.IntRange(min=1), metavar="N", help="Processes of the local cluster (default: CPUs)."
+)
+@click.option("--until", type=click.FloatRange(min=0, min_open=True), metavar="T", help="End time of every run, s.")
+@click.option("--dt", type=click.FloatRange(min=0, min_open=True), metavar="DT", help="Time step of every run, s.")
+@click.option("--force", is_flag=True, help="Overwrite files in DIR that hold runs of another scene.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def sweep_command(scene, varies, out, scheduler, workers, until, dt, force, quiet):
+    """Run a scene over a grid of parameter values on Dask: one trajectory per member, and a summary.
+
+    Each --vary gives a key (a dotted path into the scene file, or the alias seed or restitution) and
+    its values; several make every combination. Members whose file is complete are skipped, so the same
+    command again resumes a stopped sweep. Exit code 1 if any member failed (see DIR/summary.csv).
+    Needs Dask: pip install 'carom[sweep]'. See docs/sweeps.md.
+
+    \b
+    Examples:
+      carom sweep scene.toml --vary restitution=0.1:0.9:9 --vary seed=1:100 --out runs
+      carom sweep scene.toml --vary bodies.0.velocity.0=1,2,4 --out runs --until 5 --workers 8
+      carom sweep scene.toml --vary seed=1:1000 --out /shared/runs --scheduler tcp://head:8786
+    """
+    import os
+    from contextlib import ExitStack
+
+    from . import sweep as sweeps
+
+    if scheduler is not None and workers is not None:
+        raise click.UsageError("--workers sizes the local cluster: leave it out with --scheduler")
+    run_settings = {k: v for k, v in (("until", until), ("dt", dt)) if v is not None}
+    try:
+        sweeps.require_dask()
+        grid = [sweeps.parse_vary(v) for v in varies]
+        members = sweeps.plan(scene, grid, out, run_settings)
+        rows, todo = sweeps.split_done(members, out, force)
+    except ValueError as err:  # SweepError, SceneError
+        raise BadInput(str(err)) from None
+    workers = workers or os.cpu_count()
+    where = f"the scheduler at {scheduler}" if scheduler else f"a local cluster of {workers} workers"
+    doing = f"running {len(todo)} on {where}" if todo else "nothing left to run"
+    click.echo(f"{len(members)} members, {len(rows)} done before: {doing}", err=True)
+    keys = [v.key for v in grid]
+    try:
+        with ExitStack() as stack:
+            client = sweeps.open_client(stack, scheduler, workers) if todo else None
+            out.mkdir(parents=True, exist_ok=True)
+            for row in sweeps.run_all(client, todo, not quiet):
+                rows.append(row)
+    except ValueError as err:  # a scheduler that cannot be reached
+        raise BadInput(str(err)) from None
+    except KeyboardInterrupt:
+        finished = {r["member"] for r in rows}
+        pending = [sweeps.not_run(m) for m in todo if m.index not in finished]
+        sweeps.write_summary(rows + pending, keys, out, scene.name)
+        click.echo(f"\ninterrupted: run the same command again to go on ({out}/summary.csv so far)", err=True)
+        sys.exit(130)
+    table, picture = sweeps.write_summary(rows, keys, out, scene.name)
+    click.echo(f"wrote {table} and {picture}", err=True)
+    failures = [r for r in sorted(rows, key=lambda r: r["member"]) if r["status"] == "failed"]
+    for r in failures[:5]:
+        click.echo(f"member {r['member']} failed: {r['error']}", err=True)
+    if failures:
+        click.echo(f"{len(failures)} of {len(members)} members failed (all in {table})", err=True)
+        sys.exit(1)
+
+
+@main.command(name="export")
+@click.argument("run_file", metavar="RUN.h5", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--format", "fmt", required=True, type=click.Choice(["xyz", "vtk", "csv"]), help="What to write (see above)."
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    metavar="PATH",
+    help="File (xyz, csv) or folder (vtk) to write (default: RUN.xyz, RUN.csv, RUN_vtk).",
+)
+@click.option(
+    "--every", type=click.IntRange(min=1), default=1, show_default=True, metavar="K", help="Frames 0, K, 2K, ..."
+)
+@click.option("--force", is_flag=True, help="Replace the output if it exists.")
+def export_command(run_file, fmt, out, every, force):
+    """Export a run's frames for other tools (units SI; columns in docs/export.md).
+
+    \b
+      xyz  extended XYZ, one block per frame: OVITO, ASE (ase.io.read(path, index=":"))
+      vtk  a folder of .vtu point data, one per frame, and frames.pvd with the times: ParaView
+      csv  one row per frame and body: time, body, name, position, velocity, spin, radius, mass, active
+
+    The output appears only when complete; an existing one is replaced only with --force.
+
+    \b
+    Examples:
+      carom export gas_box.h5 --format xyz
+      carom export gas_box.h5 --format vtk --every 4 --out gas_frames
+      carom export billiard_break.h5 --format csv --out break.csv --force
+    """
+    from .io import export  # meshio is loaded only by this command
+
+    out = out or export.default_path(run_file, fmt)
+    if out.exists() and out.resolve() == run_file.resolve():
+        raise BadInput(f"--out {out} is the run file itself: choose another output")
+    if out.exists() and not force:
+        raise BadInput(f"{out} exists: add --force to replace it")
+    traj = _trajectory(run_file)
+    try:
+        opened = export.export(traj, out, fmt, every=every, overwrite=force)
+    except (ValueError, FileExistsError) as err:
+        raise BadInput(str(err)) from None
+    frames = len(range(0, len(traj.time), every))
+    click.echo(f"wrote {opened} ({frames} frames of {len(traj.time)})", err=True)
 
 
 if __name__ == "__main__":

@@ -38,3 +38,8 @@ class InelasticCollapseWarning(UserWarning):
     """Issued when a run needed the remedy for inelastic collapse between bodies: impacts slower than
     ``Config.resting_speed`` made resting, hops of bodies pressed together by gravity, or impacts made
     elastic by the TC model."""
+
+
+class NotInEventWorld(NotImplementedError):
+    """Raised by a `World` method (``add_force``, ``step``, ``wake``, ``run(until, dt)``) called on an
+    `EventWorld`, which has no forces, no time step and no sleeping islands: the message says what to use."""

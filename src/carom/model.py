@@ -65,6 +65,36 @@ def as_vector(field: str, value, dim: int) -> np.ndarray:
     return v
 
 
+#: The largest magnitude (in SI units) of a position or wall coordinate (m), velocity (m/s), angular velocity
+#: (rad/s), uniform gravity (m/s^2), mass (kg), radius (m) and moment of inertia (kg m^2) that a world
+#: accepts; `SMALLEST` is the least radius, (finite, nonzero) mass and inertia. The kernels and diagnostics
+#: multiply at most five such numbers together (the spin energy I w^2 = m r^2 w^2; the discriminant
+#: (dx . dv)^2 of a contact time has four) and divide by at most three (w / (m r^2)), so every intermediate
+#: stays within 1e+-300, short of the largest double (1.8e308) and the smallest normal one (2.2e-308).
+#: Physical scenes lie far inside: 1e-31 kg (an electron) to 1e53 kg (the observable universe), 1e-15 m
+#: (a proton) to 1e27 m.
+LARGEST = 1e60
+SMALLEST = 1e-60
+
+
+def check_magnitude(field: str, value, unit: str, *, low: float = 0.0, high: float = LARGEST) -> None:
+    """Raise ValueError naming ``field`` and ``value`` (a finite number or vector) when a component lies
+    outside ``low <= |x| <= high`` (``low`` applies to nonzero components only)."""
+    arr = np.abs(np.asarray(value, dtype=float))
+    if np.any(arr > high):
+        rule = f"at most {high:g} {unit}"
+    elif np.any((arr < low) & (arr > 0)):
+        rule = f"at least {low:g} {unit}"
+    else:
+        return
+    shown = np.asarray(value, dtype=float).tolist()
+    what = "its magnitude" if arr.ndim == 0 else "each component's magnitude"
+    raise ValueError(
+        f"{field} = {shown!r} is out of range: {what} must be {rule} (carom.model.LARGEST and SMALLEST keep "
+        f"every product the kernels form finite)"
+    )
+
+
 def _restitution(field: str, value) -> float:
     e = as_number(field, value)
     if not 0.0 <= e <= 1.0:
@@ -113,6 +143,7 @@ class Model:
             raise ValueError(f"config must be a carom.Config, got {config!r}")
         self.dim = dim
         self.gravity = np.zeros(dim) if gravity is None else as_vector("gravity", gravity, dim)
+        check_magnitude("gravity", self.gravity, "m/s^2")
         self.restitution_rule = restitution_rule
         self.friction_rule = friction_rule
         self.impact_mode = impact_mode
@@ -123,6 +154,7 @@ class Model:
         self.walls = WallState(dim)
         self._pair_restitution: dict[int, float] = {}
         self._pair_friction: dict[int, tuple[float, float]] = {}  # key -> (mu_s, mu_k)
+        self._names: list[str] = []  # per body id: its name, "" for none
         self._impact_callbacks: list[Callable[[Impact], None]] = []
 
     # ----------------------------------------------------------------- adding things
@@ -141,6 +173,7 @@ class Model:
         rolling_resistance: float = 0.0,
         angular_velocity=None,
         inertia: float | None = None,
+        name: str | None = None,
     ) -> int:
         """Add a sphere (3D) or disk (2D); return its id (stable for the world's life).
 
@@ -150,7 +183,8 @@ class Model:
         ``kinetic_friction`` mu_k in [0, mu_s] (default mu_s), ``rolling_resistance`` mu_r >= 0 (the normal
         force acts mu_r R ahead of the contact point). ``angular_velocity`` (rad/s): a 3-vector in 3D, a
         number in 2D (counter-clockwise positive). ``inertia`` (kg m^2, about the centre): default
-        2/5 m R^2 (solid sphere) or 1/2 m R^2 (uniform disk).
+        2/5 m R^2 (solid sphere) or 1/2 m R^2 (uniform disk). ``name``: a label, unique in the world
+        (`names`; plots label named bodies, trajectory files keep them).
         """
         ids = self.add_bodies(
             [position],
@@ -165,6 +199,7 @@ class Model:
             rolling_resistance=rolling_resistance,
             angular_velocities=None if angular_velocity is None else [angular_velocity],
             inertias=None if inertia is None else [inertia],
+            names=None if name is None else [name],
             _single=True,
         )
         return int(ids[0])
@@ -184,11 +219,13 @@ class Model:
         rolling_resistance=0.0,
         angular_velocities=None,
         inertias=None,
+        names=None,
         _single: bool = False,
     ) -> np.ndarray:
         """Add many bodies at once (arrays of shape (k, dim) / (k,), or scalars broadcast); return ids.
 
-        ``angular_velocities``: (k, 3) in 3D, (k,) in 2D. All are validated and checked for overlaps (with
+        ``angular_velocities``: (k, 3) in 3D, (k,) in 2D. ``names``: k strings ("" or None: unnamed), each
+        name unique in the world. All are validated and checked for overlaps (with
         each other, earlier bodies and walls) before any is stored: either all are added or none.
         """
         dim = self.dim
@@ -261,7 +298,14 @@ class Model:
         if inertia is not None:
             for idx in np.flatnonzero(~(inertia > 0)):
                 raise ValueError(f"{field('inertia', idx)} must be > 0, got {float(inertia[idx])!r}")
+        finite_mass = np.where(np.isfinite(mass), mass, 0.0)
+        ranges = (("position", pos, "m", 0.0), ("velocity", vel, "m/s", 0.0), ("angular_velocity", spin, "rad/s", 0.0),
+                  ("radius", rad, "m", SMALLEST), ("mass", finite_mass, "kg", SMALLEST),
+                  ("inertia", inertia, "kg m^2", SMALLEST))  # fmt: skip
+        for name, values, unit, low in ranges:
+            self._check_range(name, values, unit, low, field)
 
+        labels = self._new_names(names, k, _single)
         self._check_overlaps(pos, rad, _single)
         inertia_factor = ball_inertia_factor(dim)
         ids = np.empty(k, dtype=np.int64)
@@ -288,8 +332,40 @@ class Model:
                 rolling_resistance=mu_r[a],
                 fixed=fix[a],
             )
+        self._names.extend(labels)
         self._bodies_changed()
         return ids
+
+    def _new_names(self, names, k: int, single: bool) -> list[str]:
+        """Validated names of k new bodies ("" for none): strings, none given to another body."""
+        if names is None:
+            return [""] * k
+        if isinstance(names, str) or len(names) != k:
+            raise ValueError(f"names must be a list of {k} strings (one per body), got {names!r}")
+        taken = {name: i for i, name in enumerate(self._names) if name}
+        labels = []
+        for a, name in enumerate(names):
+            field = "name" if single else f"names[{a}]"
+            if name is None:
+                name = ""
+            if not isinstance(name, str):
+                raise ValueError(f"{field} must be a string, got {name!r}")
+            if name in taken:
+                raise ValueError(f"{field} = {name!r} is already the name of body {taken[name]}")
+            if name:
+                taken[name] = len(self._names) + a
+            labels.append(name)
+        return labels
+
+    @staticmethod
+    def _check_range(name: str, values, unit: str, low: float, field) -> None:
+        """`check_magnitude` for the first body (row of ``values``, or None: not given) out of range."""
+        if values is None or not len(values):
+            return
+        rows = np.abs(values).reshape(len(values), -1)
+        bad = np.flatnonzero(np.any((rows > LARGEST) | ((rows < low) & (rows > 0)), axis=1))
+        if len(bad):
+            check_magnitude(field(name, bad[0]), values[bad[0]], unit, low=low)
 
     def _angular_velocities(self, value, k: int, field, single: bool) -> np.ndarray:
         """Validated angular velocities (rad/s) of k new bodies, as stored: (k, 3) in 3D, (k, 1) in 2D."""
@@ -311,8 +387,15 @@ class Model:
             raise ValueError(f"{field('angular_velocity', idx)} must be finite, got {arr[idx].tolist()!r}")
         return arr
 
+    @property
+    def _overlap_slop(self) -> float:
+        """Overlap (a fraction of the smaller radius; of the body's, against a wall) that bodies may have at
+        the start: touching, within ``contact_tolerance``. (`World` also allows ``resting_gap``, the overlap
+        it keeps piles within, so that a world saved mid-run, e.g. by `to_scene`, can be built again.)"""
+        return self.config.contact_tolerance
+
     def _check_overlaps(self, pos: np.ndarray, rad: np.ndarray, single: bool) -> None:
-        tol = self.config.contact_tolerance
+        tol = self._overlap_slop
         b = self.bodies
         for k in range(self.walls.n):
             gap = (pos - self.walls.point[k]) @ self.walls.normal[k] - rad
@@ -351,7 +434,7 @@ class Model:
             raise ValueError(
                 f"{name(q[a])} (position {all_pos[q[a]].tolist()}, radius {all_rad[q[a]]}) overlaps "
                 f"{name(p[a])} (position {all_pos[p[a]].tolist()}, radius {all_rad[p[a]]}) by "
-                f"{-gap[a]:.6g} m; bodies may touch but not overlap"
+                f"{-gap[a]:.6g} m; bodies may touch but not overlap (by more than {tol:g} of the smaller radius)"
             )
 
     def add_wall(self, point, normal, restitution: float = 1.0, *, static_friction: float = 0.0,
@@ -361,6 +444,8 @@ class Model:
         mu_s, mu_k = _friction_pair("wall ", static_friction, kinetic_friction)
         p = as_vector("wall point", point, self.dim)
         nv = as_vector("wall normal", normal, self.dim)
+        check_magnitude("wall point", p, "m")
+        check_magnitude("wall normal", nv, "")
         length = float(np.linalg.norm(nv))
         if not length > 0:
             raise ValueError(f"wall normal must have non-zero length, got {normal!r}")
@@ -369,7 +454,7 @@ class Model:
         b = self.bodies
         live = np.flatnonzero(b.active[: b.n])
         gap = (b.position[live] - p) @ nv - b.radius[live]
-        bad = np.flatnonzero(gap < -self.config.contact_tolerance * b.radius[live])
+        bad = np.flatnonzero(gap < -self._overlap_slop * b.radius[live])
         if len(bad):
             i = live[bad[0]]
             raise ValueError(
@@ -386,13 +471,15 @@ class Model:
         _friction_pair("box ", static_friction, kinetic_friction)
         lo = as_vector("box lower", lower, self.dim)
         hi = as_vector("box upper", upper, self.dim)
+        check_magnitude("box lower", lo, "m")
+        check_magnitude("box upper", hi, "m")
         for axis in range(self.dim):
             if not lo[axis] < hi[axis]:
                 raise ValueError(f"box lower must be below upper on every axis, got lower={lower!r} upper={upper!r}")
         _restitution("box restitution", restitution)
         b = self.bodies
         live = np.flatnonzero(b.active[: b.n])
-        tol = self.config.contact_tolerance
+        tol = self._overlap_slop
         for i in live:
             x, r = b.position[i], b.radius[i]
             if np.any(x - r < lo - tol * r) or np.any(x + r > hi + tol * r):
@@ -485,6 +572,12 @@ class Model:
     @property
     def n_bodies(self) -> int:
         return self.bodies.n
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Each body's name, indexed by id; "" for a body given none."""
+        n = self.bodies.n
+        return (*self._names[:n], *[""] * (n - len(self._names)))
 
     @property
     def positions(self) -> np.ndarray:
@@ -588,3 +681,15 @@ class Model:
     def center_of_mass(self) -> np.ndarray:
         m = self._movable()
         return np.average(self.positions[m], axis=0, weights=self.masses[m])
+
+    # ----------------------------------------------------------------- scenes
+    def to_scene(self, until: float, dt: float | None = None, *, every: float | None = None):
+        """This world as a `carom.Scene` (`Scene.save` writes it as a scene file) that runs from the world's
+        present time to ``until`` (s) in steps of ``dt`` (s; `World` only), a frame every ``every`` s (default
+        (until - time) / 200). `Scene.build` gives a world with the same bodies, walls, forces and settings,
+        every number the same to the bit. Raises ValueError naming what a scene cannot say (a `Thrust`
+        with a callable force, a merged body, a force class of your own)."""
+        from .scenefile import scene_of  # (a higher layer: scenes are built from worlds)
+
+        return scene_of(self, until, dt, every)
+

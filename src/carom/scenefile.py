@@ -22,17 +22,22 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import msgspec
+import msgspec.toml
 import numpy as np
 from msgspec import UNSET, Meta, Struct, UnsetType
 from msgspec import inspect as mi
 
 from .config import FRICTION_RULES, IMPACT_MODES, INTEGRATORS, RESTITUTION_RULES, Config
 from .forces import Atmosphere, NBodyGravity, Thrust
+from .materials import KEY_BASE
 from .model import as_number, as_vector
-from .world import World
+from .shapes import ball_inertia_factor
+from .world import World, check_dt
 
 #: Without ``run.output_interval``, a run of the scene file's own ``until`` writes this many frames.
 DEFAULT_FRAMES = 200
+#: The most frames a run may write: a row per frame in the file, and their times in memory (80 MB).
+MAX_FRAMES = 1e7
 
 Vector = list[float]
 Positive = Annotated[float, Meta(gt=0)]
@@ -49,7 +54,7 @@ class SceneError(ValueError):
     """A scene that cannot be run; the message names the file, the field and the bad value."""
 
 
-class _Table(Struct, forbid_unknown_fields=True, kw_only=True):
+class _Table(Struct, forbid_unknown_fields=True, kw_only=True, omit_defaults=True):
     def given(self, *names: str) -> dict:
         """The named fields that the scene sets (absent ones keep the API's defaults)."""
         return {n: v for n in names if (v := getattr(self, n)) is not UNSET}
@@ -64,6 +69,8 @@ class WorldTable(_Table):
     impact_mode: Literal[IMPACT_MODES] | UnsetType = UNSET
     integrator: Literal[INTEGRATORS] | UnsetType = UNSET
     engine: Literal["step", "event"] = "step"
+    #: s: the TC model of the event engine (`EventWorld(tc=...)`; engine = "event" only).
+    tc: NonNegative | UnsetType = UNSET
     #: Seed of the random generator that every random generator table draws from, in file order.
     seed: int = 0
 
@@ -82,10 +89,12 @@ class BodyTable(_Table):
     #: rad/s: a number in 2D (counter-clockwise positive), a 3-vector in 3D.
     angular_velocity: float | Vector | UnsetType = UNSET
     inertia: float | UnsetType = UNSET
+    #: A unit quaternion (w, x, y, z) in 3D, an angle (rad) in 2D; default: the identity.
+    orientation: float | Vector | UnsetType = UNSET
     name: str | UnsetType = UNSET
 
 
-_BODY_FIELDS = tuple(f for f in BodyTable.__struct_fields__ if f != "name")  # add_body's arguments
+_BODY_FIELDS = tuple(f for f in BodyTable.__struct_fields__ if f not in ("orientation",))  # add_body's arguments
 #: Keys that need the time-stepped `World` (`EventWorld` has smooth bodies that do not turn).
 _SPIN_FIELDS = ("static_friction", "kinetic_friction", "rolling_resistance", "angular_velocity", "inertia")
 _WALL_FRICTION = ("static_friction", "kinetic_friction")
@@ -300,6 +309,37 @@ class BoxTable(_Table):
     periodic: bool = False
 
 
+class PairTable(_Table):
+    """Coefficients for one pair, instead of what the world's rules make of the two sides': ``body`` with
+    ``other`` (a body) or with ``wall`` (a wall's index, counting the walls of boxes after ``[[walls]]``)."""
+
+    body: BodyRef
+    other: BodyRef | UnsetType = UNSET
+    wall: Annotated[int, Meta(ge=0)] | UnsetType = UNSET
+    restitution: float | UnsetType = UNSET
+    static_friction: float | UnsetType = UNSET
+    kinetic_friction: float | UnsetType = UNSET
+
+    def __post_init__(self):
+        if (self.other is UNSET) == (self.wall is UNSET):
+            raise ValueError("give other (a body) or wall (a wall's index), not both")
+        if self.kinetic_friction is not UNSET and self.static_friction is UNSET:
+            raise ValueError("kinetic_friction needs static_friction")
+
+    def apply(self, world, scene) -> None:
+        i = _body_id(self.body, scene, world, "body")
+        if self.wall is UNSET:
+            j = _body_id(self.other, scene, world, "other")
+        else:
+            if self.wall >= world.walls.n:
+                raise ValueError(f"wall = {self.wall}: no wall with that index (there are {world.walls.n})")
+            j = -1 - self.wall
+        if self.restitution is not UNSET:
+            world.set_pair_restitution(i, j, self.restitution)
+        if self.static_friction is not UNSET:
+            world.set_pair_friction(i, j, self.static_friction, self.given("kinetic_friction").get("kinetic_friction"))
+
+
 class GravityForce(_Table, tag_field="kind", tag="gravity", kw_only=True):
     """Newtonian gravity between every pair of bodies."""
 
@@ -339,6 +379,23 @@ class RunTable(_Table):
     output_interval: Positive
     #: Time step (s); required for engine = "step", not allowed for engine = "event".
     dt: Positive | None = None
+    #: The world's time at the start (s): frames are at ``start + k * output_interval``.
+    start: float = 0.0
+
+    def __post_init__(self):
+        """Finite times, at most `MAX_FRAMES` frames, and a ``dt`` within `carom.world.MAX_STEPS` steps."""
+        for name in ("start", "until", "output_interval", "dt"):
+            value = getattr(self, name)
+            if value is not None and not math.isfinite(value):
+                raise ValueError(f"{name} = {value!r}: must be a finite number of seconds")
+        frames = (self.until - self.start) / self.output_interval
+        if frames > MAX_FRAMES:
+            raise ValueError(
+                f"(until - start) / output_interval = {frames:.3g} frames: at most MAX_FRAMES = {MAX_FRAMES:g} "
+                f"(give a longer output_interval)"
+            )
+        if self.dt is not None:
+            check_dt(self.dt, self.start, self.until)
 
 
 class OutputTable(_Table):
@@ -371,6 +428,7 @@ class Scene(_Table):
     walls: list[WallTable] = []
     boxes: list[BoxTable] = []
     forces: list[GravityForce | AtmosphereForce | ThrustForce] = []
+    pairs: list[PairTable] = []
     config: ConfigTable = msgspec.field(default_factory=ConfigTable)
     output: OutputTable = msgspec.field(default_factory=OutputTable)
 
@@ -380,6 +438,8 @@ class Scene(_Table):
             raise ValueError('run.dt is required for world.engine = "step"')
         if not step and self.run.dt is not None:
             raise ValueError('run.dt does not apply to world.engine = "event" (it has no time step)')
+        if step and self.world.tc is not UNSET:
+            raise ValueError('world.tc needs world.engine = "event"')
         if not step and self.world.integrator is not UNSET:
             raise ValueError('world.integrator does not apply to world.engine = "event"')
         if not step and self.forces:
@@ -402,10 +462,42 @@ class Scene(_Table):
         if self.world.friction_rule is not UNSET:
             raise ValueError(f"world.friction_rule {why}")
         for name, fields in (("bodies", _SPIN_FIELDS), ("generate", _SPIN_FIELDS), ("walls", _WALL_FRICTION),
-                             ("boxes", _WALL_FRICTION)):  # fmt: skip
+                             ("boxes", _WALL_FRICTION), ("pairs", _WALL_FRICTION)):  # fmt: skip
             for k, table in enumerate(getattr(self, name)):
                 for field in table.given(*fields):
                     raise ValueError(f"{name}[{k}].{field} {why}")
+
+    # --------------------------------------------------------------------------- from and to Python
+    @classmethod
+    def load(cls, path: str | Path):
+        """The ready world a scene file describes: a `World`, or an `EventWorld` for engine = "event".
+        Raises `SceneError` (a ValueError) naming the file, the field and the bad value."""
+        scene, _ = read_scene(path)
+        return build_world(scene, str(path))
+
+    @classmethod
+    def read(cls, path: str | Path) -> Scene:
+        """A scene file, parsed and validated (the world is not built: `build` does that)."""
+        return read_scene(path)[0]
+
+    @classmethod
+    def from_toml(cls, text: str, source: str = "<scene>") -> Scene:
+        """Scene TOML text, parsed and validated."""
+        return parse_scene(text, source)
+
+    def build(self, source: str = "<scene>"):
+        """The world this scene describes (as `load`)."""
+        return build_world(self, source)
+
+    def to_toml(self) -> str:
+        """The scene as TOML text (keys left at their defaults are left out; numbers read back exactly)."""
+        return msgspec.toml.encode(self).decode()
+
+    def save(self, path: str | Path) -> Path:
+        """Write the scene file (TOML); return its path."""
+        path = Path(path)
+        path.write_text(self.to_toml())
+        return path
 
 
 # ----------------------------------------------------------------------------------------------- parsing
@@ -416,6 +508,11 @@ def read_scene(path: str | Path, overrides: dict | None = None) -> tuple[Scene, 
         text = path.read_text()
     except OSError as err:
         raise SceneError(f"{path}: cannot read the scene file: {err.strerror}") from None
+    except UnicodeDecodeError as err:
+        raise SceneError(
+            f"{path}: not a scene file: a scene is TOML text (UTF-8), but byte {err.start} is "
+            f"{err.object[err.start]:#04x}"
+        ) from None
     return parse_scene(text, str(path), overrides), text
 
 
@@ -513,13 +610,15 @@ def build_world(scene: Scene, source: str = "<scene>"):
 
             if not hasattr(carom, "EventWorld"):
                 raise ValueError('engine = "event" needs carom.EventWorld, which this carom does not have')
-            world = carom.EventWorld(dim=w.dim, config=config, **kwargs)
+            world = carom.EventWorld(dim=w.dim, config=config, **kwargs, **w.given("tc"))
         else:
             world = World(dim=w.dim, config=config, **kwargs)
         rng = np.random.default_rng(w.seed)
         for k, body in enumerate(scene.bodies):
             where = f"bodies[{k}]"
             world.add_body(**body.given(*_BODY_FIELDS))
+            if body.orientation is not UNSET:
+                _orient(world, k, body.orientation)
         for k, gen in enumerate(scene.generate):
             where = f"generate[{k}] ({gen.__struct_config__.tag})"
             made = gen.bodies(world, rng, scene)
@@ -536,9 +635,27 @@ def build_world(scene: Scene, source: str = "<scene>"):
         for k, force in enumerate(scene.forces):
             where = f"forces[{k}] ({force.__struct_config__.tag})"
             world.add_force(force.build(world, scene))
+        for k, pair in enumerate(scene.pairs):
+            where = f"pairs[{k}]"
+            pair.apply(world, scene)
+        where = "run"
+        world.time = as_number("start", scene.run.start)
     except ValueError as err:
         raise SceneError(f"{source}: {where}: {err}") from None
     return world
+
+
+def _orient(world, i: int, value) -> None:
+    """Set body i's orientation: a unit quaternion (w, x, y, z) in 3D, an angle (rad) in 2D."""
+    if world.dim == 2:
+        if isinstance(value, list):
+            raise ValueError(f"orientation must be a number (an angle, rad; dim=2), got {value!r}")
+        world.bodies.orientation[i, 0] = as_number("orientation", value)
+        return
+    q = as_vector("orientation", value, 4) if isinstance(value, list) else None
+    if q is None or not abs(np.linalg.norm(q) - 1.0) <= 1e-9:
+        raise ValueError(f"orientation must be a unit quaternion [w, x, y, z] (dim=3), got {value!r}")
+    world.bodies.orientation[i] = q
 
 
 def _spin(value, dim: int):
@@ -572,3 +689,183 @@ def _body_id(ref: BodyRef, scene: Scene, world, field: str) -> int:
     close = difflib.get_close_matches(ref, [n for n in names if n is not UNSET], n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise ValueError(f"{field} = {ref!r}: no body has that name{hint}")
+
+
+# ----------------------------------------------------------------------------------------------- from a world
+def scene_of(world, until, dt=None, every=None) -> Scene:
+    """The scene of a world as it is now (`Model.to_scene`), built again and compared, array by array and
+    bit by bit, with the world: what a scene cannot hold raises ValueError naming it."""
+    step = isinstance(world, World)
+    t0 = world.time
+    until = as_number("until", until)
+    if not until > t0:
+        raise ValueError(f"until must be after the world's time {t0!r}, got {until!r}")
+    if step and dt is None:
+        raise ValueError("dt (the time step, s) is required for the scene of a World")
+    if not step and dt is not None:
+        raise ValueError(f"dt does not apply to an EventWorld (it has no time step), got {dt!r}")
+    run = {"start": t0, "until": until, "output_interval": (until - t0) / DEFAULT_FRAMES if every is None else every}
+    if step:
+        run["dt"] = dt
+    box = getattr(world, "_box", None)
+    data = {
+        "world": _world_table(world, step),
+        "run": run,
+        "bodies": [_body_table(world, i) for i in range(world.n_bodies)],
+        "walls": [_wall_table(world, k) for k in range(world.walls.n)],
+        "boxes": [] if box is None else [{"lower": box[0].tolist(), "upper": box[1].tolist(), "periodic": True}],
+        "forces": [_force_table(force) for force in getattr(world, "forces", ())],
+        "pairs": _pair_tables(world),
+        "config": _config_table(world.config),
+    }
+    try:
+        scene = msgspec.convert(data, Scene)
+        rebuilt = build_world(scene, "the scene")
+    except ValueError as err:  # (msgspec.ValidationError and SceneError are ValueErrors)
+        raise ValueError(f"this world cannot be written as a scene: {err}") from None
+    _check_same(world, rebuilt)
+    return scene
+
+
+def _config_table(config: Config) -> dict:
+    """The ``[config]`` fields that differ from the defaults."""
+    return {f.name: getattr(config, f.name) for f in dataclasses.fields(Config)
+            if not _same_bits(getattr(config, f.name), f.default)}  # fmt: skip
+
+
+def _same_bits(a, b) -> bool:
+    a = np.asarray(a, dtype=float)
+    return a.tobytes() == np.broadcast_to(np.asarray(b, dtype=float), a.shape).tobytes()
+
+
+def _world_table(world, step: bool) -> dict:
+    table = {"dim": world.dim, "engine": "step" if step else "event", "gravity": world.gravity.tolist(),
+             "restitution_rule": world.restitution_rule, "impact_mode": world.impact_mode}  # fmt: skip
+    if step:
+        table |= {"friction_rule": world.friction_rule, "integrator": world.integrator}
+    else:
+        table["tc"] = world.tc
+    return table
+
+
+def _body_table(world, i: int) -> dict:
+    """Body i's ``[[bodies]]`` table: every field that differs (in its bits) from the default."""
+    b = world.bodies
+    if not b.active[i]:
+        raise ValueError(f"body {i} has merged into another (it is inactive): a scene cannot hold it")
+    table = {"position": b.position[i].tolist(), "radius": float(b.radius[i]), "restitution": float(b.restitution[i])}
+    if world.names[i]:
+        table["name"] = world.names[i]
+    if not _same_bits(b.velocity[i], 0.0):
+        table["velocity"] = b.velocity[i].tolist()
+    if b.fixed[i]:
+        table["fixed"] = True
+    if not (b.fixed[i] and b.mass[i] == np.inf):
+        table["mass"] = float(b.mass[i])
+    if not _same_bits(b.drag_coefficient[i], 0.47):
+        table["drag_coefficient"] = float(b.drag_coefficient[i])
+    for name in ("static_friction", "rolling_resistance"):
+        if not _same_bits(getattr(b, name)[i], 0.0):
+            table[name] = float(getattr(b, name)[i])
+    if not _same_bits(b.kinetic_friction[i], b.static_friction[i]):
+        table["kinetic_friction"] = float(b.kinetic_friction[i])
+    spin = b.angular_velocity[i]
+    if not _same_bits(spin, 0.0):
+        table["angular_velocity"] = spin.tolist() if world.dim == 3 else float(spin[0])
+    inv_i = b.inv_inertia[i]
+    default_inv_i = (1.0 / b.mass[i]) / (ball_inertia_factor(world.dim) * b.radius[i] ** 2)
+    if not b.fixed[i] and not _same_bits(inv_i, default_inv_i):
+        table["inertia"] = _reciprocal_giving(float(inv_i))
+    q = b.orientation[i]
+    if not _same_bits(q, (1.0, 0.0, 0.0, 0.0) if world.dim == 3 else 0.0):
+        table["orientation"] = q.tolist() if world.dim == 3 else float(q[0])
+    return table
+
+
+def _reciprocal_giving(x: float) -> float:
+    """A number whose reciprocal is exactly x (1 / (1 / x), or one of its neighbours: a reciprocal's round-off)."""
+    y = 1.0 / x
+    for candidate in (y, math.nextafter(y, math.inf), math.nextafter(y, -math.inf)):
+        if 1.0 / candidate == x:
+            return candidate
+    return y  # (`_check_same` then names the body)
+
+
+def _normal_giving(normal: np.ndarray) -> np.ndarray:
+    """A vector that `Model.add_wall` normalises to exactly ``normal``: itself, or a multiple (its length is
+    1 only to round-off, and dividing by that may move a component's last bit)."""
+    for k in range(4096):
+        v = normal * (1.0 + k / 64.0)
+        if _same_bits(v / float(np.linalg.norm(v)), normal):
+            return v
+    return normal  # (`_check_same` then names the walls)
+
+
+def _wall_table(world, k: int) -> dict:
+    w = world.walls
+    table = {"point": w.point[k].tolist(), "normal": _normal_giving(w.normal[k]).tolist(),
+             "restitution": float(w.restitution[k])}  # fmt: skip
+    if not _same_bits(w.static_friction[k], 0.0):
+        table["static_friction"] = float(w.static_friction[k])
+    if not _same_bits(w.kinetic_friction[k], w.static_friction[k]):
+        table["kinetic_friction"] = float(w.kinetic_friction[k])
+    return table
+
+
+def _force_table(force) -> dict:
+    kind = type(force)
+    if kind is NBodyGravity:
+        return {"kind": "gravity", "G": force.G, "softening": force.softening}
+    if kind is Atmosphere:
+        return {"kind": "atmosphere", "body": force.body, "surface_density": force.surface_density,
+                "scale_height": force.scale_height}  # fmt: skip
+    if kind is Thrust and not callable(force.force):
+        return {"kind": "thrust", "body": force.body, "force": np.asarray(force.force).tolist()}
+    if kind is Thrust:
+        raise ValueError(f"the Thrust on body {force.body} has a callable force, which a scene cannot hold")
+    raise ValueError(f"{force!r} is not a force a scene can hold (NBodyGravity, Atmosphere, Thrust)")
+
+
+def _pair_tables(world) -> list[dict]:
+    """``[[pairs]]`` tables of the world's pair overrides (restitution and friction)."""
+    restitution, friction = world._pair_restitution, world._pair_friction
+    tables = []
+    for key in sorted(restitution.keys() | friction.keys()):
+        if key >= 0:
+            i, j = divmod(key, KEY_BASE)
+            table = {"body": i, "other": j}
+        else:
+            i, k = divmod(-key - 1, KEY_BASE)
+            table = {"body": i, "wall": k}
+        if key in restitution:
+            table["restitution"] = restitution[key]
+        if key in friction:
+            table["static_friction"], table["kinetic_friction"] = friction[key]
+        tables.append(table)
+    return tables
+
+
+def _check_same(world, rebuilt) -> None:
+    """Raise ValueError naming the first number of ``world`` that ``rebuilt`` (from its scene) lacks."""
+    def differ(what, a, b):
+        raise ValueError(f"this world cannot be written as a scene: {what} would read back as {b!r}, not {a!r}")
+
+    old, new = world.bodies.snapshot(), rebuilt.bodies.snapshot()
+    for name, a in old.items():
+        rows_a, rows_b = (np.ascontiguousarray(x).reshape(len(x), -1).view(np.uint8) for x in (a, new[name]))
+        for i in np.flatnonzero(np.any(rows_a != rows_b, axis=1))[:1]:
+            differ(f"body {i}'s {name}", a[i].tolist(), new[name][i].tolist())
+    for name in ("point", "normal", "restitution", "static_friction", "kinetic_friction"):
+        a, b = getattr(world.walls, name), getattr(rebuilt.walls, name)
+        if not _same_bits(a, b):
+            differ(f"the walls' {name}", a.tolist(), b.tolist())
+    if world.names != rebuilt.names:
+        differ("the names", world.names, rebuilt.names)
+    if not _same_bits(world.time, rebuilt.time):
+        differ("the time", world.time, rebuilt.time)
+    pairs = (world._pair_restitution, world._pair_friction), (rebuilt._pair_restitution, rebuilt._pair_friction)
+    if pairs[0] != pairs[1]:
+        differ("the pair overrides", *pairs)
+    forces = [repr(f) for f in getattr(world, "forces", ())], [repr(f) for f in getattr(rebuilt, "forces", ())]
+    if forces[0] != forces[1]:
+        differ("the forces", *forces)

@@ -54,6 +54,28 @@ from .step.drift import (
 )
 from .step.friction import clear_held
 
+#: The most steps a run may take from time 0: ``dt`` must be at least ``max(|time|, |until|) / MAX_STEPS``.
+#: Beyond it a run would not end in any useful time (a step takes microseconds at least), and the clock
+#: loses resolution: at ``MAX_STEPS`` a step is still about 4500 units of round-off of the time (2^52 / 1e12),
+#: while a step below one unit would leave the time unchanged and the run would never end.
+MAX_STEPS = 1e12
+
+
+def check_dt(dt, start: float, until: float) -> float:
+    """A validated time step (s) for a run from ``start`` to ``until`` (s): > 0 and at least
+    ``max(|start|, |until|) / MAX_STEPS``; ValueError naming ``dt`` and the limit otherwise."""
+    dt = as_number("dt", dt)
+    if not dt > 0:
+        raise ValueError(f"dt must be > 0, got {dt!r}")
+    smallest = max(abs(start), abs(until)) / MAX_STEPS
+    if dt < smallest:
+        raise ValueError(
+            f"dt = {dt!r} s is too small for a run to t = {max(abs(start), abs(until))!r} s: it must be at least "
+            f"that time / MAX_STEPS ({MAX_STEPS:g}) = {smallest:.3g} s (a longer run would never end, and the "
+            f"clock could not advance by so small a step)"
+        )
+    return dt
+
 
 class World(Model):
     """A time-stepped world of spheres (dim=3) or disks (dim=2) with exact impacts, forces and walls.
@@ -127,6 +149,12 @@ class World(Model):
         self.wake()
 
     # ----------------------------------------------------------------- sleeping islands
+    @property
+    def _overlap_slop(self) -> float:
+        """Overlap (a fraction of the smaller radius) that the projection leaves, and that bodies may have at
+        the start: ``resting_gap``, the depth that contacts are held within (at least ``contact_tolerance``)."""
+        return max(self.config.contact_tolerance, self.config.resting_gap)
+
     @property
     def sleeping(self) -> np.ndarray:
         """(n,) bool: the bodies asleep now (`carom.step.sleep`): at rest on a support, frozen until touched."""
@@ -227,22 +255,25 @@ class World(Model):
 
     # ----------------------------------------------------------------- stepping
     def step(self, dt: float) -> None:
-        """Advance by exactly ``dt`` seconds."""
-        dt = as_number("dt", dt)
-        if not dt > 0:
-            raise ValueError(f"dt must be > 0, got {dt!r}")
+        """Advance by exactly ``dt`` seconds (at least ``|time| / MAX_STEPS``)."""
+        dt = check_dt(dt, self.time, self.time)
         self._step(dt)
         self.time += dt
 
-    def run(self, until: float, dt: float) -> None:
-        """Advance to exactly ``until`` (s) in steps of ``dt``; the last step is shortened if needed."""
+    def run(self, until: float, dt: float, *, max_steps: int | None = None) -> None:
+        """Advance to exactly ``until`` (s) in steps of ``dt`` (s, at least ``max(|time|, |until|) /
+        MAX_STEPS``); the last step is shortened if needed. ``max_steps``: stop after that many steps, on
+        the step grid of the whole run (calling ``run`` again with the same ``until`` and ``dt`` continues
+        it to the same bits), so a caller can do other work, or stop, between pieces of a long run."""
         until = as_number("until", until)
-        dt = as_number("dt", dt)
-        if not dt > 0:
-            raise ValueError(f"dt must be > 0, got {dt!r}")
+        dt = check_dt(dt, self.time, until)
         if until < self.time:
             raise ValueError(f"until must be >= the current time {self.time!r}, got {until!r}")
-        while self.time < until:
+        if max_steps is not None and not (isinstance(max_steps, int | np.integer) and max_steps >= 1):
+            raise ValueError(f"max_steps must be an integer >= 1, got {max_steps!r}")
+        steps = 0
+        while self.time < until and steps != max_steps:
+            steps += 1
             h = until - self.time
             if h > dt * (1.0 + 1e-9):
                 self._step(dt)
@@ -276,9 +307,9 @@ class World(Model):
         lists, may_overlap = self._drift(a_smooth, awake, dt)  # 2. drift with impacts
         if may_overlap:  # 3. projection
             b, n = self.bodies, self.bodies.n
-            overlap_slop = max(self.config.contact_tolerance, self.config.resting_gap)
             project(b.position[:n], b.inv_mass[:n], b.radius[:n], awake, lists.start, lists.nbrs,
-                    self.walls.point, self.walls.normal, overlap_slop, self.config.projection_iterations)  # fmt: skip
+                    self.walls.point, self.walls.normal, self._overlap_slop,
+                    self.config.projection_iterations)  # fmt: skip
         if self._sleepers:  # (the forces kept for the next step are the real ones)
             a_smooth[self._asleep] = self._a0[self._asleep]
         self._kick(a_smooth, dt)  # 4. kick
@@ -337,7 +368,7 @@ class World(Model):
         # bodies move on straight lines between impacts: a touching pair that does not approach only
         # separates, and one that approaches is an impact. Only held contacts (forces), merges or an overlap
         # already there can leave one; the projection, a scan over every candidate pair, is skipped otherwise.
-        overlap_slop = max(cfg.contact_tolerance, cfg.resting_gap)
+        overlap_slop = self._overlap_slop
         may_overlap = self.impact_mode == "merge" or bool(self.forces) or bool(np.any(self.gravity))
         t_sub = 0.0
         capped = False
@@ -475,6 +506,7 @@ class World(Model):
                    "wall_force", "sleep_island", "still_time", "sleep_pair_keys", "sleep_pair_force",
                    "sleep_wall_force")  # fmt: skip
         self.bodies.restore({k: np.asarray(v) for k, v in state.items() if k not in scalars})
+        self._names = list(self.names)  # (kept: names are the scene's, not the state's)
         self.time = float(state["time"])
         self.collision_count = int(state["collision_count"])
         self.event_count = int(state.get("event_count", 0))

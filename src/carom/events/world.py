@@ -27,6 +27,7 @@ from ..errors import (
     ContactError,
     ContactWarning,
     InelasticCollapseWarning,
+    NotInEventWorld,
     crushed_error,
 )
 from ..model import Model, as_number, as_vector
@@ -144,7 +145,9 @@ class EventWorld(Model):
         except ValueError:
             self._box = None
             raise
-        self.bodies.position[:n] = lo + np.mod(self.bodies.position[:n] - lo, hi - lo)
+        x = self.bodies.position[:n]
+        outside = np.any((x < lo) | (x >= hi), axis=1)  # (those inside keep their bits: a scene round trip)
+        x[outside] = lo + np.mod(x[outside] - lo, hi - lo)
         self._bodies_changed()
 
     def _check_overlaps(self, pos: np.ndarray, rad: np.ndarray, single: bool) -> None:
@@ -182,14 +185,51 @@ class EventWorld(Model):
         self._engine = None
 
     # ----------------------------------------------------------------- running
-    def run(self, until: float) -> None:
-        """Advance to exactly ``until`` (s), processing every event up to and including it."""
+    def run(self, until: float, dt: None = None, *, max_events: int | None = None) -> None:
+        """Advance to exactly ``until`` (s), processing every event up to and including it. There is no
+        time step (``dt`` is refused: that is `World`). ``max_events``: stop after that many events (cell
+        crossings included), at the time of the last; calling ``run`` again with the same ``until``
+        continues to the same bits, so a caller can do other work, or stop, between pieces of a long run."""
+        if dt is not None:
+            raise NotInEventWorld(
+                f"EventWorld.run takes no dt (got dt={dt!r}): it has no time step, every event is processed at "
+                f"its exact time. Use run(until), or World for a time-stepped run"
+            )
         until = as_number("until", until)
         if until < self.time:
             raise ValueError(f"until must be >= the current time {self.time!r}, got {until!r}")
-        self._process(until, np.iinfo(np.int64).max)
-        self.time = until
+        if max_events is None:
+            max_events = np.iinfo(np.int64).max
+        elif not (isinstance(max_events, int | np.integer) and max_events >= 1):
+            raise ValueError(f"max_events must be an integer >= 1, got {max_events!r}")
+        events = self.event_count
+        last = self._process(until, int(max_events))
+        self.time = until if self.event_count - events < max_events else max(self.time, last)
         self._finish()
+
+    # ----------------------------------------------------------------- what only World has
+    def add_force(self, force) -> None:
+        """Not available: raises `NotInEventWorld` (bodies move ballistically between events)."""
+        raise NotInEventWorld(
+            f"EventWorld has no forces (got {force!r}): between events its bodies move on exact straight lines, or "
+            f"parabolas under the uniform gravity=(...) of the world. Use World for NBodyGravity, Atmosphere, "
+            f"Thrust or a Force of your own"
+        )
+
+    def step(self, dt: float) -> None:
+        """Not available: raises `NotInEventWorld` (there is no time step)."""
+        raise NotInEventWorld(
+            f"EventWorld has no time step (got step({dt!r})): use run(until) or advance(n_events); World steps"
+        )
+
+    def wake(self) -> None:
+        """Not available: raises `NotInEventWorld` (no body sleeps)."""
+        raise NotInEventWorld("EventWorld has no sleeping islands to wake (World has): its bodies never sleep")
+
+    @property
+    def sleeping(self) -> np.ndarray:
+        """(n,) bool, all False: no body of an `EventWorld` sleeps."""
+        return np.zeros(self.bodies.n, dtype=bool)
 
     def advance(self, n_events: int) -> None:
         """Process the next ``n_events`` events (cell crossings included); the time becomes that of the
@@ -389,6 +429,7 @@ class EventWorld(Model):
         counters = ("time", "collision_count", "event_count")
         self.bodies.restore({k: np.asarray(v) for k, v in state.items()
                              if k not in counters and not k.startswith("engine_")})  # fmt: skip
+        self._names = list(self.names)  # (kept: names are the scene's, not the state's)
         self.time = float(state["time"])
         self.collision_count = int(state["collision_count"])
         self.event_count = int(state.get("event_count", 0))

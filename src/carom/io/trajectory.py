@@ -9,10 +9,14 @@ at any moment leaves one complete checkpoint to resume from.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 
 import h5py
 import numpy as np
+
+from ..scenefile import build_world, parse_scene
+from ..shapes import ball_inertia_factor
 
 FORMAT = "carom.trajectory"
 VERSION = 1
@@ -33,6 +37,7 @@ class TrajectoryWriter:
         self._impacts: list = []  # since the last frame
         self._n_impacts = n_impacts
         self.frames = file["frames/time"].shape[0]  #: frames written or buffered
+        self._world = world
         world.on_impact(self._impacts.append)
 
     @classmethod
@@ -49,6 +54,7 @@ class TrajectoryWriter:
         }
         for name, values in bodies.items():
             f.create_dataset(f"bodies/{name}", data=values)
+        f.create_dataset("bodies/name", data=list(world.names), dtype=h5py.string_dtype(), shape=(world.n_bodies,))
         for name in ("point", "normal", "restitution"):
             f.create_dataset(f"walls/{name}", data=getattr(world.walls, name))
         frame = {name: np.asarray(row)[None] for name, row in cls._frame(world).items()}
@@ -66,12 +72,17 @@ class TrajectoryWriter:
     def reopen(cls, path, world) -> TrajectoryWriter:
         """Open a file to continue from its checkpoint: rows after it are dropped."""
         f = h5py.File(path, "r+")
-        slot = f["checkpoint"][str(f["checkpoint/latest"][()])]
-        frames, n_impacts = int(slot.attrs["frame"]) + 1, int(slot.attrs["n_impacts"])
-        for group, n in [*((g, frames) for g in _FRAME_GROUPS), ("impacts", n_impacts)]:
-            for ds in f[group].values():
-                ds.resize(n, axis=0)
+        _, n_impacts = _truncate_to_checkpoint(f)
         return cls(f, world, n_impacts)
+
+    def rewind(self) -> dict:
+        """Drop what was written or buffered after the checkpoint; return the checkpoint's state (for
+        `World.set_state`: the world goes back there, and the run goes on from it)."""
+        for rows in self._buffer.values():
+            rows.clear()
+        self._impacts.clear()
+        self.frames, self._n_impacts = _truncate_to_checkpoint(self.file)
+        return _checkpoint_state(self.file)
 
     @staticmethod
     def _frame(world) -> dict:
@@ -86,6 +97,7 @@ class TrajectoryWriter:
             "diagnostics/potential_energy": world.potential_energy(),
             "diagnostics/total_energy": world.total_energy(),
             "diagnostics/momentum": world.momentum(),
+            "diagnostics/angular_momentum": world.angular_momentum(),
             "diagnostics/collision_count": world.collision_count,
         }
         if world.impact_mode == "merge":  # merged bodies change mass and radius
@@ -127,24 +139,54 @@ class TrajectoryWriter:
         return self
 
     def __exit__(self, *exc):
-        """Write the complete frames still buffered (without a checkpoint) and close the file."""
+        """Write the complete frames still buffered (without a checkpoint) and close the file; the world's
+        impacts are no longer collected."""
         try:
             self.flush()
         finally:
             self.file.close()
+            callbacks = self._world._impact_callbacks
+            if self._impacts.append in callbacks:
+                callbacks.remove(self._impacts.append)
+
+
+def _truncate_to_checkpoint(f: h5py.File) -> tuple[int, int]:
+    """Drop the rows written after the latest checkpoint; return the frames and impacts kept."""
+    slot = f["checkpoint"][str(f["checkpoint/latest"][()])]
+    frames, n_impacts = int(slot.attrs["frame"]) + 1, int(slot.attrs["n_impacts"])
+    for group, n in [*((g, frames) for g in _FRAME_GROUPS), ("impacts", n_impacts)]:
+        for ds in f[group].values():
+            ds.resize(n, axis=0)
+    return frames, n_impacts
+
+
+def _checkpoint_state(f: h5py.File) -> dict:
+    """The world state of the latest checkpoint ({} if the run stopped before its first)."""
+    latest = int(f["checkpoint/latest"][()])
+    return {} if latest < 0 else {name: ds[()] for name, ds in f[f"checkpoint/{latest}"].items()}
 
 
 def read_checkpoint(path) -> tuple[str, dict, dict]:
     """The scene text, the file's attributes and the world state of its latest checkpoint."""
-    with h5py.File(path, "r") as f:
+    with _open(path) as f:
         _check_format(f, path)
-        latest = int(f["checkpoint/latest"][()])
-        if latest < 0:
+        state = _checkpoint_state(f)
+        if not state:
             raise ValueError(
                 f"{path}: the run was stopped before its first frame; there is nothing to resume"
             )
-        state = {name: ds[()] for name, ds in f[f"checkpoint/{latest}"].items()}
         return f["scene"].asstr()[()], dict(f.attrs), state
+
+
+def rebuild_world(scene_text: str, attrs: dict, until: float | None = None):
+    """The scene of a trajectory file built again, with the run settings the file's attributes hold (and
+    ``until`` instead of the file's, if given); return the scene and the world, at the scene's start."""
+    run = {key: float(attrs[key]) for key in ("until", "output_interval", "dt") if key in attrs}
+    if until is not None:
+        run["until"] = until
+    source = str(attrs["source"])
+    scene = parse_scene(scene_text, source, {"run": run, "world": {"seed": int(attrs["seed"])}})
+    return scene, build_world(scene, source)
 
 
 @dataclass(frozen=True)
@@ -169,6 +211,9 @@ class Trajectory:
     radius: np.ndarray  #: (F, N)
     fixed: np.ndarray  #: (N,) bool
     restitution: np.ndarray  #: (N,)
+    names: tuple[str, ...]  #: (N,) each body's name, "" for none (all "" in files written without names)
+    #: the world state of the latest checkpoint (`World.get_state`), {} if the run stopped before its first
+    checkpoint: dict = field(repr=False)
     wall_point: np.ndarray  #: (W, d)
     wall_normal: np.ndarray  #: (W, d) unit, pointing to the side bodies live on
     wall_restitution: np.ndarray  #: (W,)
@@ -179,16 +224,87 @@ class Trajectory:
     collision_count: np.ndarray  #: (F,) impacts since the start
     impacts: dict[str, np.ndarray]  #: time (M,), i, j (M,) (j = -1 - k for wall k), normal (M, d),
     #: impulse, approach_speed, restitution (M,)
+    #: kg m^2/s about the origin, orbital + spin: (F, 3) in 3D, (F,) (the z component) in 2D; None in files
+    #: written without it
+    angular_momentum: np.ndarray | None = None
 
     @property
     def dim(self) -> int:
         return int(self.attrs["dim"])
 
+    def world(self, at: float | None = None):
+        """The run's world (a `World` or `EventWorld`, built from the file's scene), ready to go on.
+
+        ``at=None``: at the latest checkpoint, exactly: running it on (on the same frame grid) gives the same
+        bits as the run that was never stopped, as ``carom run --resume`` does. ``at=t`` (s): at the frame
+        at time t (within 1e-6 of the frame interval; ValueError naming ``at`` if there is none), with every
+        stored number of that frame exact: positions, velocities, spins, orientations, which bodies are
+        active (merged bodies: masses and radii, inverse masses and inertias recomputed from them), the time
+        and the impact count. What frames do not store starts afresh: `World`'s warm-started contact forces
+        and sleeping islands, `EventWorld`'s pending events (predicted again from the frame), event counts.
+        Going on from a frame is thus the same physics, but in general not the same bits, as the run."""
+        _, world = rebuild_world(self.scene, self.attrs)
+        if at is None:
+            if not self.checkpoint:
+                raise ValueError("the run stopped before its first checkpoint: there is no state to go on from")
+            world.set_state(self.checkpoint)
+        else:
+            world.set_state(self._frame_state(world, self._frame_at(at)))
+        return world
+
+    def _frame_at(self, at) -> int:
+        """The index of the frame at time ``at`` (s)."""
+        try:
+            t = float(at)
+        except (TypeError, ValueError):
+            raise ValueError(f"at must be a time in s, got {at!r}") from None
+        k = int(np.argmin(np.abs(self.time - t))) if len(self.time) else -1
+        interval = float(self.attrs["output_interval"])
+        if k < 0 or not abs(self.time[k] - t) <= 1e-6 * interval:
+            span = f"{self.time[0]:.9g} .. {self.time[-1]:.9g} s" if len(self.time) else "none"
+            raise ValueError(f"at = {at!r}: no frame at that time (frames: {span}, every {interval:.9g} s)")
+        return k
+
+    def _frame_state(self, world, k: int) -> dict:
+        """A `World.set_state` dict of frame k: the built world's body constants, the frame's state."""
+        state = world.bodies.snapshot()
+        state |= {"time": float(self.time[k]), "collision_count": int(self.collision_count[k]),
+                  "position": self.position[k], "velocity": self.velocity[k],
+                  "angular_velocity": self.angular_velocity[k], "orientation": self.orientation[k],
+                  "active": self.active[k]}  # fmt: skip
+        if world.impact_mode == "merge":
+            mass, radius, fixed = self.mass[k], self.radius[k], self.fixed
+            inv_mass = np.where(fixed, 0.0, 1.0 / mass)
+            state |= {"mass": mass, "radius": radius, "inv_mass": inv_mass,
+                      "inv_inertia": inv_mass / (ball_inertia_factor(self.dim) * radius**2)}  # fmt: skip
+        return state
+
+    def plot(self, **kw):
+        """The plot of the run (energy, its relative error, momentum, impacts against time) as a matplotlib
+        ``Figure``; ``kw`` as for `carom.render.plot.figure` (``size``: (width, height), pixels)."""
+        from ..render.plot import figure
+
+        return figure(self, **kw)
+
+    def animate(self, **kw):
+        """The animation of the run as a matplotlib ``FuncAnimation``; ``kw`` as for
+        `carom.render.animation.animation` (``trails``, ``fps``, ``color_by``, ``size``, ``max_frames``)."""
+        from ..render.animation import animation
+
+        return animation(self, **kw)
+
+    def _repr_html_(self) -> str | None:
+        """In a notebook, a trajectory shows as an inline animation (at most
+        `carom.render.animation.NOTEBOOK_FRAMES` frames); one without frames, as text."""
+        from ..render.animation import notebook_html
+
+        return notebook_html(self) if len(self.time) else None
+
 
 def load(path) -> Trajectory:
     """Read a trajectory file. A run killed mid-write may leave one partial frame: only complete frames
     (and the impacts up to the last of them) are returned."""
-    with h5py.File(path, "r") as f:
+    with _open(path) as f:
         _check_format(f, path)
         n = min(ds.shape[0] for g in _FRAME_GROUPS for ds in f[g].values())
         frames = {name: ds[:n] for name, ds in f["frames"].items()}
@@ -197,6 +313,8 @@ def load(path) -> Trajectory:
         bodies = {name: ds[()] for name, ds in f["bodies"].items()}
         walls = {name: ds[()] for name, ds in f["walls"].items()}
         scene, attrs = f["scene"].asstr()[()], dict(f.attrs)
+        checkpoint = _checkpoint_state(f)
+        names = tuple(f["bodies/name"].asstr()[()]) if "name" in f["bodies"] else ("",) * len(bodies["mass"])
     m = min(
         np.searchsorted(impacts["time"], frames["time"][-1], side="right") if n else 0,
         *(len(v) for v in impacts.values()),
@@ -222,12 +340,24 @@ def load(path) -> Trajectory:
         radius=frames.get("radius", np.broadcast_to(bodies["radius"], shape)),
         fixed=bodies["fixed"],
         restitution=bodies["restitution"],
+        names=names,
+        checkpoint=checkpoint,
         wall_point=walls["point"],
         wall_normal=walls["normal"],
         wall_restitution=walls["restitution"],
         impacts={name: v[:m] for name, v in impacts.items()},
-        **diag,
+        **diag,  # angular_momentum stays None where the file has none
     )
+
+
+def _open(path) -> h5py.File:
+    """Open a trajectory file to read; ValueError naming it if it is not HDF5 at all."""
+    try:
+        return h5py.File(path, "r")
+    except OSError:
+        if os.path.isfile(path) and not h5py.is_hdf5(path):
+            raise ValueError(f"{path}: not a carom trajectory file (it is not an HDF5 file)") from None
+        raise
 
 
 def _check_format(f: h5py.File, path) -> None:

@@ -1,19 +1,27 @@
-"""Animations of a trajectory: bodies to scale, walls, optional trails; MP4 or GIF via imageio-ffmpeg.
+"""Animations of a trajectory: bodies to scale, walls, periodic boxes, labels, optional trails; MP4 or GIF via
+imageio-ffmpeg (`render`), or a matplotlib animation (`animation`, `notebook_html`).
 
 2D runs are drawn as they are. 3D runs are drawn in an orthographic projection along a camera direction
-(elevation, azimuth): a sphere projects to a circle of its own radius, so bodies stay round and to scale;
-far bodies are drawn first and darker (depth shading). Bodies are circles in data units on equal axes;
-a body smaller than `MIN_RADIUS_PX` is drawn at that size so that it stays visible. Fixed bodies are
-grey; those that never move are drawn once, behind the others. Walls are drawn as the solid they bound,
-shaded (2D), or as translucent faces clipped to the scene (3D). The picture's shape follows the scene's.
+(elevation, azimuth): a sphere projects to a circle of its own radius, so bodies stay round and to scale.
+Spheres are drawn far to near (painter's order); far ones are darker (depth shading), and each is shaded as
+if lit from the upper left and the front (two lighter discs towards its lit side, and a rim of its own colour
+darker), so that the spheres of a pile stand apart. Bodies are circles in data units on equal axes; a body
+smaller than `MIN_RADIUS_PX` is drawn at that size so that it stays visible. Fixed bodies are grey; those
+that never move are drawn once, behind the others. Walls are drawn as the solid they bound, shaded (2D), or
+as translucent faces clipped to the scene (3D). Periodic boxes (``[[boxes]]`` with ``periodic = true`` in
+the scene) are drawn as dashed outlines. The picture's shape follows the scene's.
+
+Bodies with a name get a colour of their own (`NAMED_COLORS`, while there are no more named bodies than
+colours) and a label that follows them. Where the moving bodies do not all have the same restitution, each
+one's label shows its ``e`` (while at most `MAX_LABELS` bodies are labelled).
 
 In a run where anything turns, each body carries a mark that turns with it: a radius from its centre to
 the point of its rim that its body-frame x axis points to (2D: at its orientation angle; 3D: that axis
 turned by its quaternion and projected, fainter while the point is on the far side). The marks are one
 collection drawn over all the bodies (in 3D, a far body's mark shows through a near body in front of it).
 
-Every frame is drawn into one fixed figure: the static parts once, then only the bodies, trails and
-clock are redrawn (blitting), and the pixels go straight to the encoder.
+Every frame is drawn into one fixed figure (`_Picture`): the static parts once, then only the bodies, trails,
+labels and clock are redrawn (blitting), and the pixels go straight to the encoder.
 """
 
 from __future__ import annotations
@@ -25,17 +33,19 @@ import imageio_ffmpeg
 import matplotlib
 import msgspec
 import numpy as np
+from matplotlib.animation import FuncAnimation
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import EllipseCollection, LineCollection, PolyCollection
-from matplotlib.colors import LogNorm, Normalize
+from matplotlib.colors import LogNorm, Normalize, to_rgba_array
 from matplotlib.figure import Figure
+from matplotlib.transforms import offset_copy
 
 from ..io.trajectory import Trajectory
 from ..scenefile import OutputTable
 
 #: Smallest drawn radius, pixels.
 MIN_RADIUS_PX = 2.0
-#: Bodies drawn smaller than this radius (pixels) get no mark of their orientation.
+#: Bodies drawn smaller than this radius (pixels) get no mark of their orientation, and no light (3D).
 MIN_MARK_PX = 4.0
 #: Opacity of the orientation marks (black on light bodies, white on dark ones): on the near side of a
 #: sphere (and in 2D), and on the far side.
@@ -43,6 +53,17 @@ MARK_ALPHA = (0.8, 0.3)
 FIXED_COLOR = (0.55, 0.55, 0.55, 1.0)
 WALL_COLOR = (0.3, 0.3, 0.35)
 SOLID_COLOR = (0.86, 0.86, 0.88)
+#: Colours of named bodies, in the order they were added (matplotlib's "tab10" without its grey).
+NAMED_COLORS = to_rgba_array([f"tab:{c}" for c in "blue orange green red purple brown pink olive cyan".split()])
+#: Most labels drawn: past this, only named bodies are labelled (the first ones), and ``e`` is not shown.
+MAX_LABELS = 24
+#: 3D spheres: brightness at the back of the scene (1 at the front), and the light on each sphere: lighter
+#: discs drawn over it, each (radius, offset of its centre towards the upper left, share of white), the
+#: radius and offset as fractions of the sphere's radius; the rim is drawn in the sphere's colour times
+#: `RIM_SHADE`.
+FAR_BRIGHTNESS = 0.55
+LIGHT = ((0.62, 0.22, 0.18), (0.3, 0.38, 0.4))
+RIM_SHADE = 0.45
 #: Margins around the axes, pixels: left, right (with the colour bar), bottom, top.
 MARGINS = (64, 104, 48, 32)
 #: The picture's height / width follows the scene's, within these bounds.
@@ -59,11 +80,22 @@ CODECS = {
         ],
     ),
 }
+#: The inline animation of a trajectory in a notebook (`notebook_html`): at most this many frames, this many
+#: pixels on its longer side, as JPEG images inside the HTML (20 to 70 KB a frame).
+NOTEBOOK_FRAMES = 60
+NOTEBOOK_SIZE = 480
+NOTEBOOK_FORMAT = "jpeg"
 
 
 def output_settings(traj: Trajectory) -> OutputTable:
     """The ``[output]`` table of the run's scene (defaults where absent)."""
     return msgspec.convert(tomllib.loads(traj.scene).get("output", {}), OutputTable)
+
+
+def periodic_boxes(traj: Trajectory) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The periodic boxes of the run's scene: (lower, upper) corners, m."""
+    boxes = tomllib.loads(traj.scene).get("boxes", [])
+    return [(np.array(b["lower"], float), np.array(b["upper"], float)) for b in boxes if b.get("periodic")]
 
 
 def render(
@@ -81,32 +113,153 @@ def render(
     Options left as None come from the scene's ``[output]`` table. ``size`` is the longer side in
     pixels; both sides are multiples of 16 (for the video encoder). At most ``max_frames`` frames,
     evenly spaced in the run, are drawn."""
-    opts = output_settings(traj)
-    trails = opts.trails if trails is None else trails
-    fps = fps or opts.fps
-    color_by = color_by or opts.color_by
-    view = _View(traj, opts)
-    width, height, rect = _layout(view.upper - view.lower, size)
-    view.fit(rect[2] * width, rect[3] * height)
+    picture = _Picture(traj, trails=trails, fps=fps, color_by=color_by, size=size, max_frames=max_frames)
+    canvas, fig = picture.canvas, picture.fig
+    canvas.draw()
+    background = canvas.copy_from_bbox(fig.bbox)
+    encoder = imageio_ffmpeg.write_frames(
+        str(out),
+        (picture.width, picture.height),
+        pix_fmt_in="rgba",
+        fps=picture.fps,
+        macro_block_size=16,
+        ffmpeg_log_level="error",
+        **CODECS[Path(out).suffix.lower()],
+    )
+    encoder.send(None)
+    try:
+        for k in picture.frames:
+            artists = picture.draw(k)
+            canvas.restore_region(background)
+            for artist in artists:
+                picture.ax.draw_artist(artist)
+            canvas.blit(fig.bbox)
+            encoder.send(canvas.buffer_rgba())
+    finally:
+        encoder.close()
+    return len(picture.frames)
 
-    fig = Figure(figsize=(width / 100, height / 100), dpi=100)
-    canvas = FigureCanvasAgg(fig)
-    ax = fig.add_axes(rect)
-    ax.set(xlim=(view.lower[0], view.upper[0]), ylim=(view.lower[1], view.upper[1]), aspect="equal")
-    ax.set_title(Path(str(traj.attrs.get("source", ""))).stem, fontsize=10)
-    if traj.dim == 2:
-        ax.set(xlabel="x (m)", ylabel="y (m)")
-        ax.add_collection(PolyCollection(view.solids(), facecolor=SOLID_COLOR, edgecolor="none"))
-        ax.add_collection(LineCollection(view.faces(), color=WALL_COLOR, lw=2))
-    else:
-        ax.set(xlabel="m, seen from elevation {:g}°, azimuth {:g}°".format(*opts.camera), ylabel="m")
-        faces = PolyCollection(view.faces(), facecolor=(*WALL_COLOR, 0.06), edgecolor=(*WALL_COLOR, 0.7))
-        ax.add_collection(faces)
-    colors = _Colors(traj, color_by)
-    label = "speed (m/s)" if color_by == "speed" else "mass (kg)"
-    cax = fig.add_axes((rect[0] + rect[2] + 16 / width, rect[1], 14 / width, rect[3]))
-    fig.colorbar(matplotlib.cm.ScalarMappable(colors.norm, colors.cmap), cax=cax, label=label)
-    # Fixed bodies that never move (nor turn) are drawn once, behind the others (large ones are slow to draw).
+
+def animation(
+    traj: Trajectory,
+    *,
+    trails: bool | None = None,
+    fps: int | None = None,
+    color_by: str | None = None,
+    size: int = 720,
+    max_frames: int = 300,
+) -> FuncAnimation:
+    """The animation `render` writes, as a matplotlib ``FuncAnimation`` (same options): save it with its
+    ``save`` method, or show it in a notebook with ``to_jshtml()``. Keep a reference to it while it plays."""
+    picture = _Picture(traj, trails=trails, fps=fps, color_by=color_by, size=size, max_frames=max_frames)
+    return FuncAnimation(
+        picture.fig, picture.draw, frames=picture.frames, interval=1000 / picture.fps, blit=True,
+        cache_frame_data=False,
+    )  # fmt: skip
+
+
+def notebook_html(traj: Trajectory) -> str:
+    """An inline HTML/JavaScript animation of ``traj`` (at most `NOTEBOOK_FRAMES` frames, `NOTEBOOK_SIZE`
+    pixels wide or high), as shown by a notebook for a `Trajectory`."""
+    with matplotlib.rc_context({"animation.frame_format": NOTEBOOK_FORMAT}):
+        return animation(traj, size=NOTEBOOK_SIZE, max_frames=NOTEBOOK_FRAMES).to_jshtml(default_mode="loop")
+
+
+class _Picture:
+    """One figure for every frame of a run: the static parts (axes, walls, boxes, colour bar, bodies that never
+    move), and the artists that `draw` puts a frame into. ``frames``: the frame indices shown."""
+
+    def __init__(self, traj: Trajectory, *, trails, fps, color_by, size: int, max_frames: int):
+        opts = output_settings(traj)
+        self.traj = traj
+        self.trails = opts.trails if trails is None else trails
+        self.fps = fps or opts.fps
+        color_by = color_by or opts.color_by
+        self.view = view = _View(traj, opts)
+        self.width, self.height, rect = _layout(view.upper - view.lower, size)
+        view.fit(rect[2] * self.width, rect[3] * self.height)
+        self.fig = Figure(figsize=(self.width / 100, self.height / 100), dpi=100)
+        self.canvas = FigureCanvasAgg(self.fig)
+        self.ax = ax = self.fig.add_axes(rect)
+        ax.set(xlim=(view.lower[0], view.upper[0]), ylim=(view.lower[1], view.upper[1]), aspect="equal")
+        ax.set_title(Path(str(traj.attrs.get("source", ""))).stem, fontsize=10)
+        self._draw_boundaries(opts)
+        self.colors = _Colors(traj, color_by)
+        label = "speed (m/s)" if color_by == "speed" else "mass (kg)"
+        cax = self.fig.add_axes((rect[0] + rect[2] + 16 / self.width, rect[1], 14 / self.width, rect[3]))
+        self.fig.colorbar(matplotlib.cm.ScalarMappable(self.colors.norm, self.colors.cmap), cax=cax, label=label)
+
+        # Fixed bodies that never move (nor turn) are drawn once, behind the others (large ones are slow to draw).
+        self.static, self.marked = _still(traj)
+        view.show(_discs(ax), 0, np.flatnonzero(self.static), self.colors)
+        if self.marked:
+            ax.add_collection(_marks(view, 0, np.flatnonzero(self.static), self.colors))
+        self.tracks = ax.add_collection(LineCollection([], linewidths=1.0, animated=True))
+        self.bodies = _discs(ax, animated=True)
+        self.spokes = ax.add_collection(_marks(view, 0, np.zeros(0, dtype=int), self.colors, animated=True))
+        self.labels = _labels(traj)
+        self.texts = self._label_texts()
+        self.clock = ax.text(
+            0.015,
+            0.985,
+            "",
+            transform=ax.transAxes,
+            va="top",
+            animated=True,
+            bbox=dict(boxstyle="round,pad=0.25", facecolor="white", edgecolor="none", alpha=0.75),
+        )
+        interval = float(traj.attrs["output_interval"])
+        self.history = len(traj.time) if opts.trail_length is None else max(1, round(opts.trail_length / interval))
+        count = min(len(traj.time), max_frames)
+        self.frames = np.unique(np.linspace(0, len(traj.time) - 1, count).round().astype(int))
+
+    def _label_texts(self) -> list:
+        """A text artist for each label, drawn just above its body (placed by `draw`)."""
+        above = offset_copy(self.ax.transData, fig=self.fig, y=2, units="points")
+        box = dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none", alpha=0.6)
+        return [
+            self.ax.text(0, 0, text, transform=above, ha="center", va="bottom", fontsize=8, animated=True, bbox=box)
+            for text in self.labels.values()
+        ]
+
+    def _draw_boundaries(self, opts: OutputTable) -> None:
+        """Axis labels, walls and periodic boxes (static)."""
+        ax, view = self.ax, self.view
+        if view.dim == 2:
+            ax.set(xlabel="x (m)", ylabel="y (m)")
+            ax.add_collection(PolyCollection(view.solids(), facecolor=SOLID_COLOR, edgecolor="none"))
+            ax.add_collection(LineCollection(view.faces(), color=WALL_COLOR, lw=2))
+        else:
+            ax.set(xlabel="m, seen from elevation {:g}°, azimuth {:g}°".format(*opts.camera), ylabel="m")
+            faces = PolyCollection(view.faces(), facecolor=(*WALL_COLOR, 0.06), edgecolor=(*WALL_COLOR, 0.7))
+            ax.add_collection(faces)
+        for lower, upper in periodic_boxes(self.traj):
+            edges = LineCollection(view.edges(lower, upper), color=WALL_COLOR, lw=1.2, linestyles="--")
+            ax.add_collection(edges).set_gid("periodic box")
+
+    def draw(self, k: int) -> list:
+        """Put frame k into the animated artists; return them, in drawing order."""
+        traj, view, colors = self.traj, self.view, self.colors
+        live = np.flatnonzero(traj.active[k] & ~self.static)
+        view.show(self.bodies, k, live, colors)
+        if self.marked:
+            _marks(view, k, live, colors, self.spokes)
+        if self.trails:
+            moving = live[~traj.fixed[live]]
+            path = view.project(traj.position[max(0, k - self.history) : k + 1, moving])[0]
+            self.tracks.set_segments(path.swapaxes(0, 1))
+            self.tracks.set_color(0.75 * colors.of(k, moving)[:, :3] + 0.25)
+        ids = np.fromiter(self.labels, dtype=int, count=len(self.labels))
+        screen = view.project(traj.position[k, ids])[0]
+        top = screen[:, 1] + np.maximum(traj.radius[k, ids], view.min_radius)
+        for text, x, y, on in zip(self.texts, screen[:, 0], top, traj.active[k, ids], strict=True):
+            text.set(position=(x, y), visible=bool(on))
+        self.clock.set_text(_clock(traj.time[k]))
+        return [self.tracks, self.bodies, self.spokes, *self.texts, self.clock]
+
+
+def _still(traj: Trajectory) -> tuple[np.ndarray, bool]:
+    """Which bodies are fixed, always active, and never move nor turn (N,); and whether anything turns."""
     frames, n = traj.orientation.shape[:2]
     turned = (traj.orientation != traj.orientation[:1]).reshape(frames, n, -1)
     static = (
@@ -115,60 +268,17 @@ def render(
         & np.all(traj.position == traj.position[:1], axis=(0, 2))
         & ~np.any(turned, axis=(0, 2))
     )
-    marked = bool(np.any(turned))  # marks only where something turns: a smooth run is drawn as before
-    view.show(_discs(ax), 0, np.flatnonzero(static), colors)
-    if marked:
-        ax.add_collection(_marks(view, 0, np.flatnonzero(static), colors))
-    tracks = ax.add_collection(LineCollection([], linewidths=1.0, animated=True))
-    bodies = _discs(ax, animated=True)
-    spokes = ax.add_collection(_marks(view, 0, np.zeros(0, dtype=int), colors, animated=True))
-    clock = ax.text(
-        0.015,
-        0.985,
-        "",
-        transform=ax.transAxes,
-        va="top",
-        animated=True,
-        bbox=dict(boxstyle="round,pad=0.25", facecolor="white", edgecolor="none", alpha=0.75),
-    )
-    canvas.draw()
-    background = canvas.copy_from_bbox(fig.bbox)
+    return static, bool(np.any(turned))  # marks only where something turns: a smooth run is drawn as before
 
-    interval = float(traj.attrs["output_interval"])
-    history = len(traj.time) if opts.trail_length is None else max(1, round(opts.trail_length / interval))
-    chosen = np.unique(
-        np.linspace(0, len(traj.time) - 1, min(len(traj.time), max_frames)).round().astype(int)
-    )
-    encoder = imageio_ffmpeg.write_frames(
-        str(out),
-        (width, height),
-        pix_fmt_in="rgba",
-        fps=fps,
-        macro_block_size=16,
-        ffmpeg_log_level="error",
-        **CODECS[Path(out).suffix.lower()],
-    )
-    encoder.send(None)
-    try:
-        for k in chosen:
-            live = np.flatnonzero(traj.active[k] & ~static)
-            view.show(bodies, k, live, colors)
-            if marked:
-                _marks(view, k, live, colors, spokes)
-            if trails:
-                moving = live[~traj.fixed[live]]
-                path = view.project(traj.position[max(0, k - history) : k + 1, moving])[0]
-                tracks.set_segments(path.swapaxes(0, 1))
-                tracks.set_color(0.75 * colors.of(k, moving)[:, :3] + 0.25)
-            clock.set_text(_clock(traj.time[k]))
-            canvas.restore_region(background)
-            for artist in (tracks, bodies, spokes, clock):
-                ax.draw_artist(artist)
-            canvas.blit(fig.bbox)
-            encoder.send(canvas.buffer_rgba())
-    finally:
-        encoder.close()
-    return len(chosen)
+
+def _labels(traj: Trajectory) -> dict[int, str]:
+    """The label of each labelled body, by id: its name, and its ``e`` where the moving bodies' differ."""
+    named = [i for i, name in enumerate(traj.names) if name]
+    moving = np.flatnonzero(~traj.fixed)
+    shown = sorted({*named, *moving.tolist()})
+    if len(np.unique(traj.restitution[moving])) < 2 or len(shown) > MAX_LABELS:
+        return {i: traj.names[i] for i in named[:MAX_LABELS]}
+    return {i: ", ".join(filter(None, [traj.names[i], f"e = {traj.restitution[i]:g}"])) for i in shown}
 
 
 def _discs(ax, **kw) -> EllipseCollection:
@@ -226,7 +336,8 @@ class _View:
             ce, se, ca, sa = np.cos(elev), np.sin(elev), np.cos(azim), np.sin(azim)
             # Rows: screen x, screen y, and the direction towards the camera (depth).
             self.rotation = np.array([[-sa, ca, 0.0], [-se * ca, -se * sa, ce], [ce * ca, ce * sa, se]])
-        # The scene's box (data space): as given, or the moving bodies over the run and the walls' points.
+        # The scene's box (data space): as given, or the moving bodies over the run, the walls' points and the
+        # periodic boxes.
         if opts.view is not None:
             lo, hi = np.array(opts.view[0], dtype=float), np.array(opts.view[1], dtype=float)
         else:
@@ -234,8 +345,9 @@ class _View:
             x, r, on = traj.position[:, moving], traj.radius[:, moving, None], traj.active[:, moving, None]
             lo = np.min(np.where(on, x - r, np.inf), axis=(0, 1))
             hi = np.max(np.where(on, x + r, -np.inf), axis=(0, 1))
-            lo = np.minimum(lo, traj.wall_point.min(axis=0, initial=np.inf))
-            hi = np.maximum(hi, traj.wall_point.max(axis=0, initial=-np.inf))
+            for point in (traj.wall_point, *(np.array(box) for box in periodic_boxes(traj))):
+                lo = np.minimum(lo, point.min(axis=0, initial=np.inf))
+                hi = np.maximum(hi, point.max(axis=0, initial=-np.inf))
         self.box = _corners(lo, hi)
         screen, depth = self.project(self.box)
         self.depth_range = (depth.min(), depth.max())
@@ -247,10 +359,10 @@ class _View:
     def fit(self, width_px: float, height_px: float) -> None:
         """Widen the region's short side to fill axes of this size at equal scale."""
         centre, half = (self.lower + self.upper) / 2, (self.upper - self.lower) / 2
-        scale = max(half[0] / width_px, half[1] / height_px)  # m per px, halved
-        half = scale * np.array([width_px, height_px])
+        self.metres_per_px = 2 * max(half[0] / width_px, half[1] / height_px)
+        half = self.metres_per_px / 2 * np.array([width_px, height_px])
         self.lower, self.upper = centre - half, centre + half
-        self.min_radius = MIN_RADIUS_PX * 2 * scale
+        self.min_radius = MIN_RADIUS_PX * self.metres_per_px
 
     def project(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Screen coordinates (..., 2) and depth (..., larger is nearer; 0 in 2D) of points (..., dim)."""
@@ -258,15 +370,19 @@ class _View:
         return p[..., :2], (p[..., 2] if self.dim == 3 else np.zeros(p.shape[:-1]))
 
     def show(self, circles: EllipseCollection, k: int, ids: np.ndarray, colors: _Colors) -> None:
-        """Put bodies ``ids`` at frame k into ``circles``: to scale, far ones first and darker."""
+        """Put bodies ``ids`` at frame k into ``circles``: to scale; in 3D far ones first and darker, and each
+        sphere lit (a darker rim, lighter discs towards the light) once it is drawn `MIN_MARK_PX` wide."""
         screen, depth = self.project(self.traj.position[k, ids])
         order = np.argsort(depth, kind="stable")
         ids, screen, depth = ids[order], screen[order], depth[order]
-        diameter = 2 * np.maximum(self.traj.radius[k, ids], self.min_radius)
-        rgba = self.shade(colors.of(k, ids), depth)
-        circles.set(
-            offsets=screen, widths=diameter, heights=diameter, angles=np.zeros(len(ids)), facecolors=rgba
-        )
+        radius = np.maximum(self.traj.radius[k, ids], self.min_radius)
+        rgba = colors.of(k, ids)
+        if self.dim == 2:
+            circles.set(offsets=screen, widths=2 * radius, heights=2 * radius, angles=np.zeros(len(ids)),
+                        facecolors=rgba)  # fmt: skip
+        else:
+            lit = radius >= MIN_MARK_PX * self.metres_per_px
+            _light(circles, screen, radius, rgba, self.brightness(depth), lit)
 
     def marks(self, k: int, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The orientation marks of bodies ``ids`` at frame k: segments (len(ids), 2, 2) in screen coordinates
@@ -284,21 +400,24 @@ class _View:
         radius = np.maximum(self.traj.radius[k, ids], self.min_radius)
         return np.stack([centre, centre + radius[:, None] * tip], axis=1), depth >= 0
 
-    def shade(self, rgba: np.ndarray, depth: np.ndarray) -> np.ndarray:
-        """Darken far bodies (3D): down to 55% brightness at the back of the scene."""
-        if self.dim == 2:
-            return rgba
+    def brightness(self, depth: np.ndarray) -> np.ndarray:
+        """3D: the factor on the colour of a sphere at ``depth``, from 1 at the front of the scene to
+        `FAR_BRIGHTNESS` at the back."""
         lo, hi = self.depth_range
         near = np.clip((depth - lo) / max(hi - lo, 1e-300), 0.0, 1.0)
-        out = rgba.copy()
-        out[:, :3] *= (0.55 + 0.45 * near)[:, None]
-        return out
+        return FAR_BRIGHTNESS + (1 - FAR_BRIGHTNESS) * near
+
+    def edges(self, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+        """The edges of the box ``lower``..``upper`` in screen coordinates: (4 or 12, 2, 2)."""
+        corners = _corners(lower, upper)
+        a, b = _edge_ends(corners)
+        return self.project(np.stack([corners[a], corners[b]], axis=1))[0]
 
     def _walls(self):
         """Each wall with the region walls are clipped to (the picture in 2D, the scene's box in 3D):
         the region's corners, their signed distances from the wall, and where the wall cuts its edges."""
         corners = _corners(self.lower, self.upper) if self.dim == 2 else self.box
-        a, b = np.nonzero(np.triu(np.sum(corners[:, None] != corners[None], axis=2) == 1))  # the edges
+        a, b = _edge_ends(corners)
         for point, normal in zip(self.traj.wall_point, self.traj.wall_normal, strict=True):
             s = (corners - point) @ normal
             cut = (s[a] * s[b] <= 0) & (s[a] != s[b])
@@ -315,9 +434,37 @@ class _View:
         return [_around(p) for p in parts if len(p) >= 3]
 
 
+def _light(circles: EllipseCollection, centres: np.ndarray, radius: np.ndarray, rgba: np.ndarray,
+           brightness: np.ndarray, lit: np.ndarray) -> None:  # fmt: skip
+    """Put spheres (far to near: screen centres, drawn radii in m, colours, `_View.brightness`) into
+    ``circles``, those where ``lit`` with the light of `LIGHT`: a disc per sphere and layer, sphere after
+    sphere, so that a nearer sphere covers a farther one's light. Layer 0 is the sphere, with a rim of its
+    colour times `RIM_SHADE`."""
+    size, offset, white = np.array([(1.0, 0.0, 0.0), *LIGHT]).T
+    layers = len(size)
+    towards_light = np.array([-1.0, 1.0]) * np.sqrt(0.5)
+    offsets = centres[:, None] + (radius[:, None] * offset)[..., None] * towards_light  # (n, layers, 2)
+    face = np.repeat(rgba[:, None], layers, axis=1)
+    face[..., :3] += white[:, None] * (1 - face[..., :3])
+    face[..., :3] *= brightness[:, None, None]
+    edge = face.copy()
+    edge[:, 0, :3] *= RIM_SHADE
+    drawn = np.ones((len(radius), layers), dtype=bool)
+    drawn[:, 1:] = lit[:, None]
+    diameter = (2 * radius[:, None] * size)[drawn]
+    rim = np.broadcast_to(np.where(np.arange(layers) == 0, 0.6, 0.0), drawn.shape)[drawn]
+    circles.set(offsets=offsets[drawn], widths=diameter, heights=diameter, angles=np.zeros(len(diameter)),
+                facecolors=face[drawn], edgecolors=edge[drawn], linewidths=rim)  # fmt: skip
+
+
 def _corners(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """The 2^d corners of the box lo..hi, (2^d, d)."""
     return np.array(np.meshgrid(*zip(lo, hi, strict=True), indexing="ij")).reshape(len(lo), -1).T
+
+
+def _edge_ends(corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The indices of the two ends of each edge of a box, from its `_corners`."""
+    return np.nonzero(np.triu(np.sum(corners[:, None] != corners[None], axis=2) == 1))
 
 
 def _around(points: np.ndarray) -> np.ndarray:
@@ -327,7 +474,8 @@ def _around(points: np.ndarray) -> np.ndarray:
 
 
 class _Colors:
-    """Body colours from speed or mass (viridis); fixed bodies grey."""
+    """Body colours from speed or mass (viridis); fixed bodies grey; named bodies each a colour of
+    `NAMED_COLORS` (while there are no more of them than colours)."""
 
     def __init__(self, traj: Trajectory, color_by: str):
         self.traj, self.by, self.cmap = traj, color_by, matplotlib.colormaps["viridis"]
@@ -339,6 +487,10 @@ class _Colors:
             mass = traj.mass[:, moving]
             lo, hi = (float(mass.min()), float(mass.max())) if mass.size else (1.0, 1.0)
             self.norm = LogNorm(lo, hi) if hi > 10 * lo else Normalize(lo, max(hi, lo * (1 + 1e-9)))
+        named = np.flatnonzero([bool(name) for name in traj.names])
+        self.own = np.full(len(traj.fixed), -1)  #: each body's index in `NAMED_COLORS`, -1 for none
+        if len(named) <= len(NAMED_COLORS):
+            self.own[named] = np.arange(len(named))
 
     def of(self, k: int, ids: np.ndarray) -> np.ndarray:
         """RGBA (len(ids), 4) of bodies ``ids`` at frame k."""
@@ -346,4 +498,6 @@ class _Colors:
         value = np.linalg.norm(t.velocity[k, ids], axis=1) if self.by == "speed" else t.mass[k, ids]
         rgba = np.atleast_2d(self.cmap(self.norm(value)))
         rgba[t.fixed[ids]] = FIXED_COLOR
+        own = self.own[ids]
+        rgba[own >= 0] = NAMED_COLORS[own[own >= 0]]
         return rgba
