@@ -1,0 +1,304 @@
+"""Exact time of impact of rotating polygons (docs/polygons.md, "Time of impact"): against closed forms and
+against dense sampling of the separation plus bisection (tests/naive.py)."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+from naive import naive_first_touch, naive_shape_gap, naive_wall_gap
+
+from carom.narrowphase.rotation import (
+    Shape,
+    Wall,
+    default_slack,
+    disk,
+    first_contact_time,
+    motion,
+    polygon,
+    wall,
+)
+
+ROUND = 1e-12  # m: round-off of a gap between bodies within a few metres of the origin
+#: Advancement steps allowed per search: 20,000 random searches (benchmarks/polygon_toi.py) take at most 41.
+STEPS_BOUND = 100
+
+
+def rectangle(width, height):
+    w, h = 0.5 * width, 0.5 * height
+    return polygon([(-w, -h), (w, -h), (w, h), (-w, h)])
+
+
+BOX = rectangle(1.0, 1.0)
+FLOOR = wall((0.0, 0.0), (0.0, 1.0))
+
+
+def gap_function(shape_a, motion_a, shape_b, motion_b):
+    """The reference gap as a function of time (vectorised)."""
+    if isinstance(shape_b, Wall):
+        return lambda t: naive_wall_gap(shape_a.vertices, shape_a.radius, motion_a, shape_b.point, shape_b.normal, t)
+    return lambda t: naive_shape_gap(shape_a.vertices, shape_a.radius, motion_a, shape_b.vertices, shape_b.radius,
+                                     motion_b, t)  # fmt: skip
+
+
+def speed_bound(shape_a, motion_a, shape_b, motion_b, horizon):
+    """How fast (m/s) any point of A can approach any point of B over the horizon."""
+    speed = math.hypot(*motion_a[2:4]) + math.hypot(*motion_a[4:6]) * horizon + abs(motion_a[7]) * shape_a.size
+    if motion_b is not None:
+        speed += math.hypot(*motion_b[2:4]) + math.hypot(*motion_b[4:6]) * horizon + abs(motion_b[7]) * shape_b.size
+    return speed
+
+
+def check_against_reference(shape_a, motion_a, shape_b, motion_b, horizon, samples=None):
+    """Run the search and the reference; assert the guarantee. Returns (found, reference time at gap 0)."""
+    slack = default_slack(shape_a, motion_a, shape_b, motion_b)
+    found = first_contact_time(shape_a, motion_a, shape_b, motion_b, horizon, slack)
+    gap = gap_function(shape_a, motion_a, shape_b, motion_b)
+    if samples is None:  # a sample every 0.5 mm of the fastest point's travel
+        travel = speed_bound(shape_a, motion_a, shape_b, motion_b, horizon) * horizon
+        samples = int(np.clip(travel / 5e-4, 2_000, 200_000))
+    t_zero, times, gaps = naive_first_touch(gap, horizon, 0.0, samples)
+    assert found.iterations <= STEPS_BOUND
+    if found.time is None:
+        assert found.cleared == horizon
+        assert gaps.min() > -ROUND, "a contact the search missed"
+        return found, t_zero
+    assert found.cleared == found.time
+    touching = gap(np.array([found.time]))[0]
+    assert -ROUND <= touching <= slack, f"gap {touching} at the reported time, slack {slack}"
+    before = times < found.time
+    assert np.all(gaps[before] > -ROUND), "the shapes overlapped before the reported time"
+    if t_zero is not None:
+        assert found.time <= t_zero + 1e-12
+    return found, t_zero
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Closed forms
+
+
+@pytest.mark.parametrize("height, speed", [(1.5, 2.0), (0.5 + 1e-6, 3.0), (10.0, 1e-3), (0.75, 1e3)])
+def test_square_falling_flat_onto_wall_lands_at_gap_over_speed(height, speed):
+    found = first_contact_time(BOX, motion((0.3, height), velocity=(0.0, -speed)), FLOOR, horizon=1e6)
+    exact = (height - 0.5) / speed
+    assert found.time == pytest.approx(exact, rel=4e-16, abs=0)
+    assert found.iterations <= 2
+
+
+def test_far_from_the_origin_a_flat_landing_keeps_its_digits():
+    """At 1e6 m, positions are known to 1e-10 m: the contact is still within the touching distance."""
+    far = 1e6
+    box_motion = motion((far + 0.2, far + 1.5), velocity=(0.0, -2.0))
+    base = motion((far, far))
+    for other, other_motion in [(BOX, base), (wall((far, far + 0.5), (0.0, 1.0)), None)]:
+        slack = default_slack(BOX, box_motion, other, other_motion)
+        found = first_contact_time(BOX, box_motion, other, other_motion, horizon=1.0)
+        assert found.time is not None and found.iterations <= 3
+        assert abs(found.time - 0.25) <= slack / 2.0  # slack / v
+
+
+def test_square_under_gravity_lands_at_the_root_of_its_parabola():
+    g, height, v = 9.81, 2.0, 1.0
+    box_motion = motion((0.0, height), velocity=(0.0, v), acceleration=(0.0, -g))
+    found = first_contact_time(BOX, box_motion, FLOOR, horizon=10.0)
+    # 1.5 + v t - g t^2 / 2 = 0
+    exact = (v + math.sqrt(v * v + 2 * g * 1.5)) / g
+    slack = default_slack(BOX, box_motion, FLOOR)
+    speed = g * exact - v
+    assert exact - slack / speed - 1e-15 <= found.time <= exact + 1e-15
+
+
+def test_flat_square_turning_slowly_still_lands_on_a_corner_first():
+    """A square dropped flat but turning: one corner dips; the contact is earlier than the flat landing."""
+    box_motion = motion((0.0, 1.5), velocity=(0.0, -2.0), angular_velocity=0.3)
+    found, _ = check_against_reference(BOX, box_motion, FLOOR, None, 1.0)
+    assert found.time < 0.5
+
+
+@pytest.mark.parametrize("angle, spin", [(0.3, 0.0), (0.3, 5.0), (-1.0, -40.0), (0.1, 300.0)])
+def test_tilted_spinning_square_onto_wall_matches_reference(angle, spin):
+    box_motion = motion((0.2, 2.0), velocity=(1.0, -3.0), acceleration=(0.0, -9.81), angle=angle, angular_velocity=spin)
+    found, t_zero = check_against_reference(BOX, box_motion, FLOOR, None, 1.0)
+    assert found.time is not None and t_zero is not None
+    assert found.time == pytest.approx(t_zero, abs=1e-9)
+
+
+def rebased(m, t):
+    """A motion seen from time t: the same path, its clock restarted."""
+    x, y = m[:2] + m[2:4] * t + 0.5 * m[4:6] * t * t
+    return motion((x, y), m[2:4] + m[4:6] * t, m[4:6], m[6] + m[7] * t, m[7])
+
+
+def step_until_contact(shape_a, motion_a, shape_b, motion_b, step):
+    """Search step after step (as an engine does, restarting each step's clock) until a contact: its time."""
+    start = 0.0
+    for _ in range(100_000):
+        m_b = None if motion_b is None else rebased(motion_b, start)
+        found = first_contact_time(shape_a, rebased(motion_a, start), shape_b, m_b, step)
+        if found.time is not None:
+            return start + found.time
+        assert found.cleared == step
+        start += step
+    raise AssertionError("no contact")
+
+
+@pytest.mark.parametrize("omega, v", [(10.0, 0.5), (1000.0, 1.0)])
+@pytest.mark.parametrize("least_gap", [1e-3, 1e-6, 1e-8, 2e-9, -1e-9])
+def test_corner_grazing_a_wall(omega, v, least_gap):
+    """A falling square's corner swings down past a floor and up again (the spin lifts it faster than the
+    fall lowers it) with a least gap known in closed form: touching iff that gap is within the slack, and
+    a graze costs few steps however close it comes."""
+    reach = math.sqrt(0.5)
+    t0 = 0.3 * math.pi / 2 / omega  # the corner (0.5, -0.5) points straight down at t0
+    horizon = 0.6 * math.pi / 2 / omega  # before the next corner comes down
+    t_least = t0 + math.asin(v / (reach * omega)) / omega  # where v = R omega sin(omega (t - t0))
+    lowest = -v * t_least - reach * math.cos(omega * (t_least - t0))
+    box_motion = motion((0.0, least_gap - lowest), velocity=(0.0, -v), angle=-math.pi / 4 - omega * t0,
+                        angular_velocity=omega)  # fmt: skip
+    slack = default_slack(BOX, box_motion, FLOOR)
+    assert slack < 2e-9
+    found, _ = check_against_reference(BOX, box_motion, FLOOR, None, horizon)
+    assert (found.time is not None) == (least_gap < 0)
+    assert found.iterations <= 25
+
+
+PLATE = rectangle(0.001, 0.1)  # 1 mm thick across its flight, 10 cm tall
+THIN_WALL = rectangle(0.001, 1.0)
+
+
+@pytest.mark.parametrize("step", [1e-4, 1e-3, 1e-2, 0.1, 1.0])
+def test_thin_fast_plate_hits_thin_wall_at_the_exact_time_for_any_step(step):
+    plate = motion((0.0, 0.0), velocity=(1000.0, 0.0))
+    wall_body = motion((0.3, 0.2))
+    exact = (0.3 - 0.001) / 1000.0
+    hit = step_until_contact(PLATE, plate, THIN_WALL, wall_body, step)
+    # within the time the plate needs to cross the touching distance (5e-11 m at 1 km/s), plus round-off
+    assert hit == pytest.approx(exact, abs=1e-13 + 1e-16 * hit * 1000 / 1000)
+    assert naive_shape_gap(PLATE.vertices, 0.0, plate, THIN_WALL.vertices, 0.0, wall_body, np.array([hit]))[0] > -ROUND
+
+
+@pytest.mark.parametrize("step", [1e-4, 1e-2, 1.0])
+def test_thin_fast_spinning_plate_never_passes_through(step):
+    plate = motion((0.0, 0.0), velocity=(1000.0, 0.0), angle=1.2, angular_velocity=2000.0)
+    wall_body = motion((0.3, 0.2))
+    hit = step_until_contact(PLATE, plate, THIN_WALL, wall_body, step)
+    found, t_zero = check_against_reference(PLATE, plate, THIN_WALL, wall_body, 1e-3, samples=400_000)
+    assert found.time == pytest.approx(hit, abs=1e-12)
+    assert t_zero == pytest.approx(hit, abs=1e-9)
+
+
+@pytest.mark.parametrize("step", [1e-4, 1e-2, 1.0])
+def test_thin_fast_plate_against_a_wall_line(step):
+    plate = motion((0.0, 0.0), velocity=(-1000.0, 0.0), angular_velocity=50.0)
+    line = wall((-0.3, 0.0), (1.0, 0.0))
+    hit = step_until_contact(PLATE, plate, line, None, step)
+    found, t_zero = check_against_reference(PLATE, plate, line, None, 1e-3, samples=200_000)
+    assert found.time == pytest.approx(hit, abs=1e-12)
+    assert t_zero == pytest.approx(hit, abs=1e-9)
+
+
+ROD = rectangle(1.0, 0.01)  # its corners 0.500025 m from its centre
+ROD_REACH = math.hypot(0.5, 0.005)
+
+
+@pytest.mark.parametrize("offset", [-0.2, -1e-3, -1e-6, 1e-6, 1e-3, 0.2])
+def test_spinning_rod_sweeps_past_a_disk(offset):
+    """The rod's corners sweep a circle of radius 0.500025 m at 100 rad/s; a disk whose near edge is just
+    inside that circle is hit (at the reference's time), just outside it is missed."""
+    ball = disk(0.05)
+    centre = ROD_REACH + 0.05 + offset
+    rod = motion((0.0, 0.0), angle=0.4, angular_velocity=100.0)
+    ball_motion = motion((centre * math.cos(2.0), centre * math.sin(2.0)))
+    found, t_zero = check_against_reference(ROD, rod, ball, ball_motion, 0.1, samples=400_000)
+    assert (found.time is not None) == (offset < 0)
+    assert (t_zero is not None) == (offset < 0)
+    if offset < 0:
+        assert found.time == pytest.approx(t_zero, abs=1e-9)
+
+
+def test_spinning_rod_sweeping_past_a_moving_disk():
+    ball = disk(0.05)
+    rod = motion((0.0, 0.0), angular_velocity=-100.0)
+    for vy in np.linspace(-3.0, 3.0, 13):
+        ball_motion = motion((0.7, -0.4), velocity=(-1.0, vy))
+        check_against_reference(ROD, rod, ball, ball_motion, 0.3)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Random convex polygons
+
+
+@st.composite
+def convex_shapes(draw):
+    kind = draw(st.sampled_from(["polygon", "polygon", "disk", "capsule"]))
+    if kind == "disk":
+        return disk(draw(st.floats(0.05, 1.0)))
+    if kind == "capsule":  # a rounded segment: the kernels take k = 2 with a radius
+        half = draw(st.floats(0.05, 1.0))
+        return Shape(np.array([[-half, 0.0], [half, 0.0]]) + draw(st.floats(-0.1, 0.1)), draw(st.floats(0.01, 0.3)))
+    k = draw(st.integers(3, 8))
+    gaps = np.array(draw(st.lists(st.floats(0.2, 1.0), min_size=k, max_size=k)))
+    angles = np.cumsum(gaps) / gaps.sum() * 2 * math.pi
+    rx, ry = draw(st.floats(0.1, 1.0)), draw(st.floats(0.02, 1.0))
+    shift = np.array([draw(st.floats(-0.1, 0.1)), draw(st.floats(-0.1, 0.1))])  # frame origin off the centre
+    return polygon(np.column_stack([rx * np.cos(angles), ry * np.sin(angles)]) + shift)
+
+
+def planar(draw, lo, hi):
+    return (draw(st.floats(lo, hi)), draw(st.floats(lo, hi)))
+
+
+@settings(deadline=None, max_examples=200)  # the first example may include Numba compilation
+@given(
+    shape_a=convex_shapes(),
+    shape_b=st.one_of(convex_shapes(), st.just(FLOOR)),
+    data=st.data(),
+    horizon=st.floats(0.01, 2.0),
+)
+def test_random_shapes_contact_time_matches_reference(shape_a, shape_b, data, horizon):
+    draw = data.draw
+    spin = st.floats(-30.0, 30.0)
+    start_b = np.array(planar(draw, -1.0, 1.0))
+    start_a = start_b + np.array([draw(st.floats(-3.0, 3.0)), draw(st.floats(2.5, 4.0))])
+    aim = (start_b - start_a) / horizon * draw(st.floats(0.5, 2.0))  # towards B, more or less
+    velocity_a = aim + np.array(planar(draw, -1.0, 1.0))
+    motion_a = motion(start_a, velocity_a, planar(draw, -5.0, 5.0), draw(st.floats(-3.0, 3.0)), draw(spin))
+    if isinstance(shape_b, Wall):
+        shape_b = wall((0.0, start_b[1] - 1.0), (draw(st.floats(-0.5, 0.5)), 1.0))
+        motion_b = None
+    else:
+        accel_b = motion_a[4:6] if draw(st.booleans()) else (0.0, 0.0)  # the same gravity, or a fixed body
+        motion_b = motion(start_b, planar(draw, -2.0, 2.0), accel_b, draw(st.floats(-3.0, 3.0)), draw(spin))
+    gap = gap_function(shape_a, motion_a, shape_b, motion_b)
+    if gap(np.array([0.0]))[0] <= 0.0:
+        return  # overlapping at the start: not a time-of-impact question
+    found, _ = check_against_reference(shape_a, motion_a, shape_b, motion_b, horizon)
+    event("contact" if found.time is not None else "no contact")
+    event(f"steps {found.iterations // 5 * 5}-{found.iterations // 5 * 5 + 4}")
+
+
+def test_touching_at_the_start_is_a_contact_now():
+    found = first_contact_time(BOX, motion((0.0, 0.5), velocity=(0.0, 1.0), angular_velocity=3.0), FLOOR, horizon=1.0)
+    assert found.time == 0.0 and found.iterations == 0
+    overlapping = first_contact_time(BOX, motion((0.0, 0.0)), BOX, motion((0.2, 0.9), angle=0.3), 1.0)
+    assert overlapping.time == 0.0
+
+
+def test_bad_input_names_the_field():
+    with pytest.raises(ValueError, match="vertices"):
+        polygon([(0, 0), (1, 0)])
+    with pytest.raises(ValueError, match="convex"):
+        polygon([(0, 0), (2, 0), (1, 0.2), (1, 1)])
+    with pytest.raises(ValueError, match="angular_velocity"):
+        motion((0, 0), angular_velocity=math.nan)
+    with pytest.raises(ValueError, match="horizon"):
+        first_contact_time(BOX, motion((0, 2)), FLOOR, horizon=-1.0)
+    with pytest.raises(ValueError, match="motion_b"):
+        first_contact_time(BOX, motion((0, 2)), FLOOR, motion((0, 0)))
+    with pytest.raises(ValueError, match="radius"):
+        disk(0.0)
+    with pytest.raises(ValueError, match="motion_b"):
+        first_contact_time(BOX, motion((0, 2)), BOX, horizon=1.0)
+    with pytest.raises(ValueError, match="motion_a"):
+        first_contact_time(BOX, [0.0, 2.0], FLOOR, horizon=1.0)
