@@ -17,51 +17,50 @@ import numpy as np
 from numba.core import event
 
 #: About how long the first run compiles each engine's kernels (s, measured on a 2-core machine).
-COMPILE_SECONDS = {"World": 40, "EventWorld": 60}
+COMPILE_SECONDS = {"World": 50, "EventWorld": 30}
 
 
-def _engine_of(dispatcher) -> str:
-    """Which engine a carom kernel belongs to: 'EventWorld' for `carom.events`, 'World' for the rest."""
-    module = getattr(dispatcher, "py_func", None).__module__
-    return "EventWorld" if module.startswith("carom.events") else "World"
+def engine_of(module: str) -> str | None:
+    """Which engine the kernels of a module belong to: 'EventWorld' for `carom.events`, 'World' for the
+    rest of carom, None for a module outside carom."""
+    if module == "carom.events" or module.startswith("carom.events."):
+        return "EventWorld"
+    return "World" if module == "carom" or module.startswith("carom.") else None
 
 
-class _CompileNotice(event.Listener):
+class CompileNotice(event.Listener):
     """Prints the first-run line once per engine, when Numba starts compiling one of carom's kernels (Numba
     fires its compile event only on a cache miss, so a warm cache prints nothing)."""
 
     def __init__(self, stream=None):
         self.stream = stream
+        self.enabled = True
         self.announced: set[str] = set()
 
     def on_start(self, ev):
-        dispatcher = ev.data["dispatcher"]
-        if not getattr(dispatcher, "py_func", None) or not dispatcher.py_func.__module__.startswith("carom"):
-            return
-        engine = _engine_of(dispatcher)
-        if engine in self.announced:
+        py_func = getattr(ev.data["dispatcher"], "py_func", None)
+        engine = engine_of(getattr(py_func, "__module__", None) or "")
+        if not self.enabled or engine is None or engine in self.announced:
             return
         self.announced.add(engine)
-        stream = self.stream or sys.stderr
-        print(f"compiling carom's kernels (first run only, about {COMPILE_SECONDS[engine]} s)", file=stream,
-              flush=True)  # fmt: skip
+        print(f"compiling carom's kernels (first run only, about {COMPILE_SECONDS[engine]} s)",
+              file=self.stream or sys.stderr, flush=True)  # fmt: skip
 
     def on_end(self, ev):
         pass
 
 
-_notice: _CompileNotice | None = None
+_notice = CompileNotice()
+event.register("numba:compile", _notice)
+_notice.enabled = False
 
 
-def announce_compiles(stream=None) -> None:
-    """From now on, print "compiling carom's kernels (first run only, about N s)" to ``stream`` (stderr by
-    default) when a kernel of an engine is about to be compiled, once per engine and process."""
-    global _notice
-    if _notice is None:
-        _notice = _CompileNotice(stream)
-        event.register("numba:compile", _notice)
-    else:
-        _notice.stream = stream
+def announce_compiles(enabled: bool = True, stream=None) -> None:
+    """Print "compiling carom's kernels (first run only, about N s)" to ``stream`` (stderr by default) when a
+    kernel of an engine is about to be compiled, once per engine and process (``enabled=False``: stop). The
+    `carom` command turns it on when its stderr is a terminal."""
+    _notice.enabled = enabled
+    _notice.stream = stream
 
 
 # ----------------------------------------------------------------- the warm-up scenes
@@ -156,13 +155,62 @@ SCENES: tuple[tuple[str, Callable[[int], None]], ...] = (
 )
 
 
+def _tasks(scenes, dims) -> list[tuple[str, Callable[[int], None], int]]:
+    return [(f"{label} ({dim}D)", scene, dim) for label, scene in scenes for dim in dims]
+
+
 def warm_up(scenes: Iterable[tuple[str, Callable[[int], None]]] = SCENES, dims=(3, 2), progress=None) -> float:
     """Run every warm-up scene in each dimension, compiling (or loading from Numba's cache) every kernel.
     ``progress`` is called with each step's label before it runs. Returns the seconds it took."""
     start = time.perf_counter()
-    for label, scene in scenes:
-        for dim in dims:
-            if progress is not None:
-                progress(f"{label} ({dim}D)")
-            scene(dim)
+    for label, scene, dim in _tasks(scenes, dims):
+        if progress is not None:
+            progress(label)
+        scene(dim)
+    return time.perf_counter() - start
+
+
+def _engine_group(engine: str, done) -> None:
+    """Run the warm-up scenes of one engine (in a worker process), putting each label on ``done``."""
+    import warnings
+
+    warnings.simplefilter("ignore")  # the scenes' own warnings (an inelastic collapse) are not the user's
+    for label, scene, dim in _tasks([s for s in SCENES if s[0].startswith(f"{engine}:")], (3, 2)):
+        scene(dim)
+        done.put(label)
+
+
+def _next_label(done, runs) -> str:
+    """The label of the next scene a worker finished; a worker's error is raised here."""
+    import queue
+
+    while True:
+        try:
+            return done.get(timeout=0.5)
+        except queue.Empty:
+            for run in runs:
+                if run.done():
+                    run.result()
+
+
+def warm_up_engines(jobs: int = 2, show_progress: bool | None = None) -> float:
+    """Compile every kernel of both engines, each engine in its own worker process when ``jobs`` > 1 (every
+    kernel writes its own cache file), with a progress bar (``show_progress`` None: only on a terminal).
+    Returns the wall time, s."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from tqdm import tqdm
+
+    start = time.perf_counter()
+    total = len(_tasks(SCENES, (3, 2)))
+    context = multiprocessing.get_context("spawn")  # fresh workers: no lock or LLVM state forked mid-use
+    with context.Manager() as manager, ProcessPoolExecutor(max(1, jobs), mp_context=context) as pool:
+        done = manager.Queue()
+        runs = [pool.submit(_engine_group, engine, done) for engine in COMPILE_SECONDS]
+        with tqdm(total=total, unit="scene", disable=None if show_progress is None else not show_progress,
+                  desc="compiling carom's kernels") as bar:  # fmt: skip
+            for _ in range(total):
+                bar.set_postfix_str(_next_label(done, runs), refresh=False)
+                bar.update()
     return time.perf_counter() - start

@@ -249,7 +249,8 @@ def _book(body, cint, cflt, ct, log, tally, c, t):
     return True
 
 
-@njit(cache=True, forceinline=False, _nrt=False)  # a call, not inlined: it runs only when an instant needs too many rounds
+# a call, not inlined: it runs only when an instant needs too many rounds
+@njit(cache=True, forceinline=False, _nrt=False)
 def _gather_cluster(body, link, head, chain, geo, walls, p, ct, sums, t, n_cl, nc):
     """Gather every body that touches one already gathered, until the whole touching cluster's contacts are
     listed. Returns (n_cl, nc); nc = -1 if the contact arrays are full."""

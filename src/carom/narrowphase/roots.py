@@ -139,7 +139,8 @@ def _polynomial_crossing(c, lo, hi, descending):
     return INF
 
 
-@njit(cache=True, forceinline=False, _nrt=True)  # it allocates: never inherit a caller's _nrt=False (the drift, the event kernels)
+# it allocates: never inherit a caller's _nrt=False (the drift, the event kernels)
+@njit(cache=True, forceinline=False, _nrt=True)
 def first_crossing(c0, c1, c2, c3, c4, lo, hi, descending):
     if c3 == 0.0 and c4 == 0.0:
         return quadratic_crossing(c0, c1, c2, lo, hi, descending)

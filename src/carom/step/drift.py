@@ -269,7 +269,8 @@ def _wall_size(wall_p):
     return size
 
 
-@njit(cache=True, forceinline=False, _nrt=False)  # no reference counting in the event loop (calls on every array): it allocates nothing
+# no reference counting in the event loop (calls on every array): it allocates nothing
+@njit(cache=True, forceinline=False, _nrt=False)
 def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
     """Advance every active body from t0 to T (s, relative to the step start): the resting set and its
     forces, then every event in time order (an impact solved in rounds, the forces around it solved again,

@@ -161,7 +161,8 @@ def expand(b, t, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, 
     return nc
 
 
-@njit(cache=True, forceinline=False, _nrt=False)  # a call, not inlined: it runs only when an instant needs too many rounds
+# a call, not inlined: it runs only when an instant needs too many rounds
+@njit(cache=True, forceinline=False, _nrt=False)
 def expand_cluster(t, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p, wall_n, wall_size,
                    rest_wall, f_wall, held, tol, merge, expanded, ci, cj, ck, cn, cw, nc, nrm, cluster,
                    n_cluster):  # fmt: skip
