@@ -20,6 +20,7 @@ $(BENCH): pyproject.toml | $(VENV)/bin/python
 	touch $(BENCH)
 
 demo: $(STAMP)
+	$(VENV)/bin/carom warmup
 	$(VENV)/bin/carom demo --out carom-demo
 
 lint: $(STAMP)

@@ -96,6 +96,9 @@ def main():
       carom examples                  # the scenes shipped with carom
       carom demo                      # run a gallery of them into ./carom-demo
     """
+    from .warmup import announce_compiles
+
+    announce_compiles(sys.stderr.isatty())  # a cold Numba cache: say why the first run pauses
 
 
 @main.command()
@@ -503,6 +506,27 @@ def export_command(run_file, fmt, out, every, force):
         raise BadInput(str(err)) from None
     frames = len(range(0, len(traj.time), every))
     click.echo(f"wrote {opened} ({frames} frames of {len(traj.time)})", err=True)
+
+
+@main.command()
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Worker processes (one per engine is the most that helps).")  # fmt: skip
+def warmup(jobs):
+    """Compile carom's kernels now, with a progress bar, so that the first run starts at once.
+
+    Numba keeps the machine code in its cache (next to carom's sources, or a user cache folder where those
+    are read-only): only the first run after installing or upgrading carom compiles. Running it again
+    only loads the cache (a few seconds).
+
+    \b
+    Example:
+      carom warmup
+    """
+    from .warmup import announce_compiles, warm_up_engines
+
+    announce_compiles(False)  # the bar says it
+    seconds = warm_up_engines(jobs)
+    click.echo(f"carom's kernels are ready ({seconds:.0f} s)", err=True)
 
 
 if __name__ == "__main__":

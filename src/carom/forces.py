@@ -17,7 +17,7 @@ from .config import G
 from .model import as_number, as_vector
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _nbody_accel(position, mass, active, movable, G, eps2, out):
     """Direct-sum Newtonian gravity with Plummer softening; O(n^2). Sources: active bodies of finite mass."""
     n, dim = position.shape
@@ -35,7 +35,7 @@ def _nbody_accel(position, mass, active, movable, G, eps2, out):
                 out[i, d] += s * (position[j, d] - position[i, d])
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _nbody_potential(position, mass, active, G, eps2):
     n, dim = position.shape
     pe = 0.0
@@ -123,7 +123,7 @@ class Atmosphere(Force):
         return f"Atmosphere(body={self.body}, surface_density={self.surface_density}, scale_height={self.scale_height})"
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _drag_accel(position, velocity, inv_mass, radius, cd, active, planet, rho0, scale, out):
     n, dim = position.shape
     for i in range(n):

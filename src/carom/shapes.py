@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def ball_inertia_factor(dim):
     """k in ``I = k m R^2`` for a ball in ``dim`` dimensions: 2/5 (solid sphere), 1/2 (uniform disk)."""
     return 0.4 if dim == 3 else 0.5

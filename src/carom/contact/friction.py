@@ -77,7 +77,7 @@ def new_friction_work(cap: int, n: int, n_wall: int, n_entry: int) -> FrictionWo
                         tw=z(n))  # fmt: skip
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def contact_coefficients(c, ci, cj, radius, fr, coef):
     """Write contact c's combined (mu_s, mu_k, mu_r, R_eff) into ``coef[c]``: a pair override if one is set,
     else the friction rule over the two sides (a wall's mu_r is the body's own)."""
@@ -104,7 +104,7 @@ def contact_coefficients(c, ci, cj, radius, fr, coef):
     coef[c, R_EFF] = r_eff
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _spin_cross(w, b, cn, c, scale, dim):
     """``w_b x (scale n)``, n = ``cn[c]``: the velocity of the point at ``scale n`` from body b's centre due
     to its spin."""
@@ -114,7 +114,7 @@ def _spin_cross(w, b, cn, c, scale, dim):
     return -scale * w[b, 0] * cn[c, 1], scale * w[b, 0] * cn[c, 0], 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def slip(c, ci, cj, cn, radius, v, w):
     """The slip of contact c (3 slots; m/s from velocities, m/s^2 from accelerations, curvature terms
     left out): the tangential relative velocity of body i's contact point past body j's."""
@@ -134,7 +134,7 @@ def slip(c, ci, cj, cn, radius, v, w):
     return u0 - un * cn[c, 0], u1 - un * cn[c, 1], (u2 - un * cn[c, 2]) if dim == 3 else 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def rolling(c, ci, cj, cn, w):
     """The rolling rate of contact c (3 slots, rad/s or rad/s^2): the tangential part of ``w_i - w_j``
     (in 2D the whole angular velocity difference, in the first slot)."""
@@ -148,7 +148,7 @@ def rolling(c, ci, cj, cn, w):
     return r0 - rn * cn[c, 0], r1 - rn * cn[c, 1], r2 - rn * cn[c, 2]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def body_change(b, sign, t, tau, cn, c, arm, inv_mass, inv_inertia, dim):
     """What ``sign * T`` at the point ``arm n`` (n = ``cn[c]``) from body b's centre and ``sign * tau`` do
     to b: (the change of its velocity, of its angular velocity), 3 slots each."""
@@ -164,7 +164,7 @@ def body_change(b, sign, t, tau, cn, c, arm, inv_mass, inv_inertia, dim):
     return (m * t[0], m * t[1], 0.0), (q * (rt + tau[0]), 0.0, 0.0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def apply_friction(c, t, tau, ci, cj, cn, radius, v, w, inv_mass, inv_inertia):
     """Apply tangential impulse (force) ``t`` and rolling torque ``tau`` (3 slots each, on body j; their
     opposites on body i) of contact c to the rates ``v``, ``w``."""
@@ -183,7 +183,7 @@ def apply_friction(c, t, tau, ci, cj, cn, radius, v, w, inv_mass, inv_inertia):
             w[j, d] += dw[d]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _clamp(x0, x1, x2, limit):
     """(x0, x1, x2) scaled down to length ``limit`` if longer."""
     size = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
@@ -193,7 +193,7 @@ def _clamp(x0, x1, x2, limit):
     return x0, x1, x2
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def solve_friction(sel, ci, cj, cn, radius, inv_mass, inv_inertia, v, w, normal, fw, forces, iterations, tol):
     """Friction of the contacts ``sel`` given their normal impulses (forces) ``normal``, by projected
     Gauss–Seidel on their tangential (and, with ``forces``, rolling) rows; ``v``, ``w`` (velocities, or
@@ -258,7 +258,7 @@ def solve_friction(sel, ci, cj, cn, radius, inv_mass, inv_inertia, v, w, normal,
     return first
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _unit_or_zero(x0, x1, x2, floor):
     size = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
     if size <= floor:
@@ -266,7 +266,7 @@ def _unit_or_zero(x0, x1, x2, floor):
     return x0 / size, x1 / size, x2 / size
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def friction_modes(sel, ci, cj, cn, radius, v, w, fw, slip_tol, h):
     """Start a force solve for the h seconds left: each contact of ``sel`` slides (kinetic friction along its
     slip, ``fw.slide``) if its slip is faster than ``slip_tol`` (m/s), and rolls (kinetic rolling
@@ -292,7 +292,7 @@ def friction_modes(sel, ci, cj, cn, radius, v, w, fw, slip_tol, h):
             fw.torque[c, d] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def breakaways(sel, ci, cj, cn, radius, a, alpha, normal, fw, tol):
     """After a force solve: the sticking contacts whose friction reached the static cone's edge while
     their slip still accelerates (faster than ``tol``, m/s^2) start sliding, kinetic friction along that
@@ -322,7 +322,7 @@ def breakaways(sel, ci, cj, cn, radius, a, alpha, normal, fw, tol):
     return changed
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _zero_time(x0, x1, x2, r0, r1, r2):
     """When ``x + r t`` comes nearest to 0 (exactly 0 when the two are opposite), if ahead; else inf."""
     along = x0 * r0 + x1 * r1 + x2 * r2
@@ -332,7 +332,7 @@ def _zero_time(x0, x1, x2, r0, r1, r2):
     return -along / rr
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def regime_time(c, ci, cj, cn, radius, v, w, a, alpha, fw, slip_tol):
     """How long (s) until contact c changes regime under its present forces: a sliding contact's slip, or a
     rolling one's rolling rate, reaching 0 (both are linear in time while the forces are constant; the

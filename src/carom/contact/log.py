@@ -38,7 +38,7 @@ def new_log(capacity: int, dim: int) -> ImpactLog:
     )
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def log_impact(log, k, t, i, j, normal, sign, impulse, speed, e):
     """Write impact number k (normal ``sign * normal``) if the log has room; returns k + 1."""
     if k < len(log.time):

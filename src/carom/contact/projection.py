@@ -46,7 +46,7 @@ def project(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, iter
             start, nbrs, _, _ = broadphase.candidates(x, radius, active, np.zeros(len(radius)), 1.0)
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _project_once(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, margin, iterations):
     """One solve of `project`'s problem over the contacts within ``margin`` (m) of touching. Returns the
     largest displacement (m)."""
@@ -77,7 +77,7 @@ def _project_once(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop
     return math.sqrt(moved2)
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _near_contacts(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, margin, ci, cj, cn, target):
     """The contacts of `project`, written into the arrays if they have room: every pair or wall within half
     the slop plus ``margin`` (m), with the displacement target ``-(gap + slop R / 2)``. Returns (their

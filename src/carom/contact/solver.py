@@ -20,7 +20,7 @@ from numba import njit
 from .law import apply_impulse, approach_speed
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def solve_one(c, ci, cj, normal, target, rate, inv_mass, out):
     """`solve_contacts` for the single contact c, in closed form (what its sweeps converge to):
     ``out[c] = max(0, (u + target) / k)``, k the sum of the inverse masses."""
@@ -33,7 +33,7 @@ def solve_one(c, ci, cj, normal, target, rate, inv_mass, out):
         apply_impulse(c, p, ci, cj, normal, rate, inv_mass)
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def solve_contacts(active, ci, cj, normal, target, rate, inv_mass, out, iterations, tol, warm=False):
     """Projected Gauss–Seidel over the contacts listed in ``active``; ``rate`` is updated in place.
 
@@ -73,7 +73,7 @@ def solve_contacts(active, ci, cj, normal, target, rate, inv_mass, out, iteratio
     return iterations
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def solve_accelerated(active, ci, cj, normal, target, rate, inv_mass, out, scratch, per_body, iterations, tol,
                       warm=False):  # fmt: skip
     """`solve_contacts`'s problem by accelerated projected gradient: Nesterov's method with adaptive restart

@@ -7,7 +7,7 @@ missed). Per contact event the work is O(bodies in the 3^d cells of the two bodi
 plus O(log n) for the calendar.
 
 The stages of one event (`resolve._instant` and `resolve._commit`, `resolve._cross`, `predict._predict`
-and what they call once) are inlined into the loop (``inline="always"``): a call that hands over the
+and what they call once) are inlined into the loop (``forceinline=True``): a call that hands over the
 engine's arrays costs more than most events' arithmetic (see `carom.events.state`). The scans over bodies
 stay calls.
 
@@ -38,7 +38,7 @@ from .resolve import commit_instant, cross_face, rest_on_walls, solve_instant
 from .state import COUNT, CX_TIME, EV_TIME, EVENTS, FACE, PARTNER, PARTNER_COUNT, PREVIOUS, STILL, TB, A, V, X
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, forceinline=False, _nrt=False)
 def start_events(body, link, head, chain, geo, walls, p, ct, key, tree, t):
     """Resting accelerations, first predictions and the calendar, every body being at time t."""
     n = len(body)
@@ -54,7 +54,7 @@ def start_events(body, link, head, chain, geo, walls, p, ct, key, tree, t):
     rebuild_calendar(key, tree)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, forceinline=False, _nrt=False)
 def run_events(body, link, head, chain, geo, walls, keys, values, p, ct, log, key, tree, tally, sums, t_end,
          max_events):  # fmt: skip
     """Process events up to time t_end, at most ``max_events`` of them. Returns (status, time of the last
@@ -105,7 +105,7 @@ def run_events(body, link, head, chain, geo, walls, keys, values, p, ct, log, ke
     return OK, last
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, forceinline=False, _nrt=False)
 def synced(body, t, x_out, v_out):
     """Every body's position and velocity at time t, into x_out, v_out ((n, dim) arrays)."""
     for b in range(len(body)):
@@ -115,7 +115,7 @@ def synced(body, t, x_out, v_out):
             v_out[b, d] = body[b, V + d] + body[b, A + d] * h
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, forceinline=False, _nrt=False)
 def kinetic_pending(body, t):
     """Sum over bodies of the integral of m |v|^2 from each body's own time to t (J s)."""
     total = 0.0

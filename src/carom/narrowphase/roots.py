@@ -15,7 +15,7 @@ from numba import njit
 INF = math.inf
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def quadratic_crossing(c0, c1, c2, lo, hi, descending):
     """First time in [lo, hi] where c0 + c1 t + c2 t^2 crosses zero downwards (``descending``) or
     upwards; inf if none. Closed form, stable against cancellation."""
@@ -39,7 +39,7 @@ def quadratic_crossing(c0, c1, c2, lo, hi, descending):
     return t if lo <= t <= hi else INF
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _poly(c, t):
     r = 0.0
     for k in range(len(c) - 1, -1, -1):
@@ -47,7 +47,7 @@ def _poly(c, t):
     return r
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _bisect(c, a, b):
     """Root of polynomial c on [a, b], where it changes sign; to full double precision."""
     fa = _poly(c, a)
@@ -63,7 +63,7 @@ def _bisect(c, a, b):
     return b
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _derivative(c):
     d = np.zeros(len(c) - 1)
     for k in range(1, len(c)):
@@ -71,7 +71,7 @@ def _derivative(c):
     return d
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _degree(c):
     deg = len(c) - 1
     while deg > 0 and c[deg] == 0.0:
@@ -79,7 +79,7 @@ def _degree(c):
     return deg
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _quadratic_roots(c, lo, hi, out, count):
     """Append the roots of c0 + c1 t + c2 t^2 strictly inside (lo, hi) to ``out``."""
     if c[2] == 0.0:
@@ -97,7 +97,7 @@ def _quadratic_roots(c, lo, hi, out, count):
     return count
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _critical_points(c, lo, hi):
     """Sorted roots of the derivative of c (degree <= 4) strictly inside (lo, hi)."""
     out = np.empty(4)
@@ -122,7 +122,7 @@ def _critical_points(c, lo, hi):
     return np.sort(out[:count])
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _polynomial_crossing(c, lo, hi, descending):
     """First time in [lo, hi] where polynomial c (degree <= 4) crosses zero downwards or upwards."""
     crit = _critical_points(c, lo, hi)
@@ -139,7 +139,8 @@ def _polynomial_crossing(c, lo, hi, descending):
     return INF
 
 
-@njit(cache=True, _nrt=True)  # it allocates: never inherit a caller's _nrt=False (the drift, the event kernels)
+# it allocates: never inherit a caller's _nrt=False (the drift, the event kernels)
+@njit(cache=True, forceinline=False, _nrt=True)
 def first_crossing(c0, c1, c2, c3, c4, lo, hi, descending):
     if c3 == 0.0 and c4 == 0.0:
         return quadratic_crossing(c0, c1, c2, lo, hi, descending)

@@ -212,7 +212,7 @@ class Outcome(NamedTuple):
     stalled: int  # the body that stopped the drift (STALLED, CRUSHED), else -1
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def contact_capacity(n, n_wall, n_entry):
     """The most contacts the drift holds at once: each body's candidates and walls, once (a gather takes each
     pair once; an event expands each body at most once)."""
@@ -259,7 +259,7 @@ def carried_forces(work: Work, n_carried: int) -> tuple[np.ndarray, np.ndarray]:
     return work.out_keys[:n_carried].copy(), work.out_values[:n_carried].copy()
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _wall_size(wall_p):
     """The largest wall-point coordinate (m; `wall_slack_bound`)."""
     size = 0.0
@@ -269,7 +269,8 @@ def _wall_size(wall_p):
     return size
 
 
-@njit(cache=True, _nrt=False)  # no reference counting in the event loop (calls on every array): it allocates nothing
+# no reference counting in the event loop (calls on every array): it allocates nothing
+@njit(cache=True, forceinline=False, _nrt=False)
 def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
     """Advance every active body from t0 to T (s, relative to the step start): the resting set and its
     forces, then every event in time order (an impact solved in rounds, the forces around it solved again,
@@ -554,7 +555,7 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
 REGIME_EVENTS = 32
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _with_regime(b, fw, ev_time, ev_partner, cnt):
     """Body b's next event: its predicted contact, or its next change of friction regime if earlier (while it
     has had fewer than `REGIME_EVENTS` events in this drift)."""
@@ -563,7 +564,7 @@ def _with_regime(b, fw, ev_time, ev_partner, cnt):
         ev_partner[b] = REGIME
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, forceinline=False, _nrt=False)
 def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_size, t0, T):
     """Start a drift: every body at t0 with its smooth acceleration, the near contacts gathered, and the
     resting set over them: one perfectly inelastic velocity solve and one force solve (warm-started from
@@ -665,7 +666,7 @@ def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_si
     return nc, deepest, held, fused
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, forceinline=False, _nrt=False)
 def _carry_out(bodies, lists, carried, w, held):
     """End a drift: the resting forces carried to the next step's warm start (pairs into ``w.out_keys``,
     ``w.out_values``; walls into ``carried.wall_force``), and the resting set cleared for the next drift
@@ -696,7 +697,7 @@ def _carry_out(bodies, lists, carried, w, held):
     return n_carried, walls_held
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _merge(s, o, x, v, a_smooth, inv_mass, mass, radius, inv_inertia, active, dim):
     """Body o joins body s: mass, momentum and volume (area in 2D) conserved, placed at the centre of
     mass. If either is fixed the result is fixed, where the fixed one is."""

@@ -52,7 +52,7 @@ FRICTION_SWEEPS = 100
 BREAKAWAY_ROUNDS = 2
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def spin_contacts(sel, ci, cj, t, bodies, tw):
     """Turn both bodies of every contact in ``sel`` to time t."""
     for c in sel:
@@ -61,7 +61,7 @@ def spin_contacts(sel, ci, cj, t, bodies, tw):
             spin_to(cj[c], t, bodies.w, bodies.alpha, bodies.orientation, tw)
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def impact_friction(sel, ci, cj, cn, cw, t, bodies, fr, fw, iterations, tol):
     """The friction impulses of one round of impacts (the normal impulses in ``cw[:, IMPULSE]`` solved
     already): both solved together, friction then normal impulses again, until neither changes."""
@@ -82,7 +82,7 @@ def impact_friction(sel, ci, cj, cn, cw, t, bodies, fr, fw, iterations, tol):
             break
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def force_friction(sel, ci, cj, cn, cw, t, h, bodies, fr, fw, scratch, per_body, iterations, tol_a, slip_tol):
     """The friction forces and rolling torques of the resting contacts ``sel`` (their normal forces solved
     already by `contact_forces` for the h seconds left, in ``cw[:, IMPULSE]``, added to the accelerations):
@@ -106,7 +106,7 @@ def force_friction(sel, ci, cj, cn, cw, t, h, bodies, fr, fw, scratch, per_body,
             break
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _held_rows(c, ci, cj, ck, start, nbrs):
     """Where contact c's contributions are kept: the candidate entries of j in i's row and of i in j's row
     (-1, -1 for a wall)."""
@@ -117,7 +117,7 @@ def _held_rows(c, ci, cj, ck, start, nbrs):
     return ck[c], lo + np.searchsorted(nbrs[lo : start[j + 1]], ci[c])
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def take_off_held(c, ci, cj, ck, start, nbrs, bodies, fw):
     """Take what held contact c added (friction and rolling torque) off its bodies' accelerations."""
     i, j = ci[c], cj[c]
@@ -126,7 +126,7 @@ def take_off_held(c, ci, cj, ck, start, nbrs, bodies, fw):
     _take_off(bodies.alpha, i, j, m_i, m_j, fw.pair_alpha, fw.wall_alpha)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _take_off(rate, i, j, m_i, m_j, pair, wall):
     """Subtract from ``rate`` what one contact recorded in ``pair`` (rows m_i, m_j) or ``wall`` (j < 0)."""
     for d in range(rate.shape[1]):
@@ -137,7 +137,7 @@ def _take_off(rate, i, j, m_i, m_j, pair, wall):
             rate[j, d] -= pair[m_j, d]
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def record_held(c, held, ci, cj, ck, cn, start, nbrs, bodies, fw):
     """Record what contact c adds to its bodies' accelerations: its friction force and rolling torque if
     ``held`` (in the resting set), else nothing."""
@@ -161,7 +161,7 @@ def record_held(c, held, ci, cj, ck, cn, start, nbrs, bodies, fw):
             fw.pair_alpha[m_j, d] = dw[d] if d < rot else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def note_regimes(sel, ci, cj, cn, t, bodies, fw, slip_tol):
     """Each resting contact's next change of regime (`regime_time`) as an event of one of its movable bodies
     (the earliest per body, in ``fw.regime``)."""
@@ -173,7 +173,7 @@ def note_regimes(sel, ci, cj, cn, t, bodies, fw, slip_tol):
         fw.regime[b] = min(fw.regime[b], t + dt)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, forceinline=False, _nrt=False)
 def clear_held(fw):
     """Zero the held contributions at the end of a drift (each drift solves its friction anew)."""
     fw.pair_a[:] = 0.0

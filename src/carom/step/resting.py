@@ -22,7 +22,7 @@ from .gather import GAP, RESTING
 MOTION_FRACTION = 1e-3
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def contact_forces(sel, ci, cj, cn, cw, x, v, a, inv_mass, scratch, per_body, h, iterations, tol, warm=False):
     """Normal forces of the resting contacts ``sel`` for the h seconds left in the step, added to the
     accelerations ``a`` (bodies of inverse mass 0 in ``inv_mass`` are held).
@@ -49,7 +49,7 @@ def contact_forces(sel, ci, cj, cn, cw, x, v, a, inv_mass, scratch, per_body, h,
                              per_body, iterations, tol, warm)  # fmt: skip
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def joins_resting_set(c, ci, cj, cn, cw, v, a_smooth, resting_speed):
     """Whether contact c belongs in the resting set: left free, it would touch (or part) no faster than
     ``resting_speed``, ``u^2 + 2 max(a_n, 0) g <= resting_speed^2`` for approach speed u, approach
@@ -60,7 +60,7 @@ def joins_resting_set(c, ci, cj, cn, cw, v, a_smooth, resting_speed):
     return u * u + 2.0 * max(a_n, 0.0) * cw[c, GAP] <= resting_speed * resting_speed
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def pair_resting_speed(i, j, a, a_smooth, rested, dt, resting_speed):
     """Approach speed (m/s) below which contact i-j is resting: ``resting_speed``, raised to
     ``dt (|a_s,i| + |a_s,j|)`` (``a_s`` the smooth acceleration, gravity say) over the bodies that rest on
@@ -81,7 +81,7 @@ def pair_resting_speed(i, j, a, a_smooth, rested, dt, resting_speed):
     return max(resting_speed, dt * scale)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def mark_rested(n, force_keys, force_values, wall_force, walls_held, rested):
     """Mark in ``rested`` which of the n bodies carried a resting-contact force at the end of the last step
     (from its forces: pairs by key ``i * n + j``, walls by row, read only if ``walls_held``)."""
@@ -96,7 +96,7 @@ def mark_rested(n, force_keys, force_values, wall_force, walls_held, rested):
                 rested[b] = rested[b] or wall_force[b, k] != 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def rest_limit(c, ci, cj, a, a_smooth, rested, dt, resting_speed, speed_tol, restitution, wall_e, rule, keys, values):
     """The speed (m/s) below which contact c may join the resting set: its resting speed if e < 1; if the
     pair is perfectly elastic, only the round-off speed ``speed_tol``, so that no elastic approach is ever
@@ -106,7 +106,7 @@ def rest_limit(c, ci, cj, a, a_smooth, rested, dt, resting_speed, speed_tol, res
     return pair_resting_speed(ci[c], cj[c], a, a_smooth, rested, dt, resting_speed)
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def inelastic_selection(sel, ci, cj, cn, cw, v, a, a_smooth, rested, T, resting_speed, nc, every):
     """Select, for one perfectly inelastic solve, every touching contact except resting ones approaching
     slower than their resting speed (with ``every``, those too: past Config.max_rounds the touching
