@@ -32,6 +32,7 @@ test: lint
 bench: $(BENCH)
 	$(PY) benchmarks/run.py
 	$(PY) benchmarks/piles.py
+	$(PY) benchmarks/polygon_toi.py
 
 clean:
 	rm -rf $(VENV) carom-demo .pytest_cache

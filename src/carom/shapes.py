@@ -48,7 +48,7 @@ class PolygonProperties(NamedTuple):
     circumradius: float
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def polygon_moments(vertices):
     """Signed area (m^2), centroid (m) and polar second moment of area about the centroid (m^4) of the
     simple polygon with these (k, 2) vertices, by the shoelace sums over its edges; the area is positive

@@ -98,13 +98,13 @@ def polygon_table(polygons) -> PolygonTable:
 # --- kernels ---------------------------------------------------------------------------------------------
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _next(k, first, end):
     """The vertex after k in a polygon whose rows are ``first:end`` (the last wraps to the first)."""
     return k + 1 if k + 1 < end else first
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _placed(vertices, k, c, s, tx, ty):
     """Vertex k rotated by (c, s) = (cos, sin) of an angle and moved by (tx, ty)."""
     vx = vertices[k, 0]
@@ -112,7 +112,7 @@ def _placed(vertices, k, c, s, tx, ty):
     return c * vx - s * vy + tx, s * vx + c * vy + ty
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _max_separation(vertices, normals, ref0, ref1, inc0, inc1, c, s, tx, ty):
     """The largest separation (m) of the incident polygon (rows ``inc0:inc1``, placed in the reference
     polygon's frame by rotation (c, s) and offset (tx, ty)) from a face of the reference polygon (rows
@@ -135,7 +135,7 @@ def _max_separation(vertices, normals, ref0, ref1, inc0, inc1, c, s, tx, ty):
     return best, best_edge
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _segment_nearest(px, py, ax, ay, bx, by):
     """The point of segment ab nearest to p, and its squared distance (m^2)."""
     ex = bx - ax
@@ -147,7 +147,7 @@ def _segment_nearest(px, py, ax, ay, bx, by):
     return qx, qy, (px - qx) ** 2 + (py - qy) ** 2
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _nearest_points(vertices, ref0, ref1, inc0, inc1, c, s, tx, ty):
     """The nearest points of two disjoint outlines (reference frame), by every vertex against every edge of
     the other polygon (two disjoint segments are nearest at an end of one of them): ``(distance, rx, ry,
@@ -173,7 +173,7 @@ def _nearest_points(vertices, ref0, ref1, inc0, inc1, c, s, tx, ty):
     return math.sqrt(best), rx, ry, ix, iy
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _incident_edge(normals, inc0, inc1, c, s, nx, ny):
     """The row of the incident polygon's edge whose normal (rotated by (c, s)) is most opposed to (nx, ny)."""
     best = INF
@@ -188,7 +188,7 @@ def _incident_edge(normals, inc0, inc1, c, s, nx, ny):
     return best_edge
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _write_point(points_out, gaps_out, m, px, py, gap, nx, ny):
     """Store, as point m, the midpoint between (px, py) on the incident outline and its projection on the
     reference face's line, ``gap`` (m) behind it along (nx, ny)."""
@@ -197,7 +197,7 @@ def _write_point(points_out, gaps_out, m, px, py, gap, nx, ny):
     gaps_out[m] = gap
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _clipped_points(w1x, w1y, w2x, w2y, v1x, v1y, nx, ny, length, within, points_out, gaps_out):
     """Face contact in the reference frame: the incident edge w1 w2 clipped to the strip beside the reference
     face (from v1, ``length`` m long, outward normal (nx, ny)); writes one or two points (deepest first) and
@@ -238,7 +238,7 @@ def _clipped_points(w1x, w1y, w2x, w2y, v1x, v1y, nx, ny, length, within, points
     return 1
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _reference_manifold(vertices, normals, ref0, ref1, edge, sep, inc0, inc1, c, s, tx, ty, within,
                         points_out, gaps_out):  # fmt: skip
     """The manifold in the reference polygon's frame: ``(count, nx, ny)``, the normal pointing out of the
@@ -273,7 +273,7 @@ def _reference_manifold(vertices, normals, ref0, ref1, edge, sep, inc0, inc1, c,
     return count, nx, ny
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _to_world(points_out, count, x, b, c, s):
     """Move ``count`` points from body b's frame (rotation (c, s)) to the world frame, in place."""
     for m in range(count):
@@ -283,7 +283,7 @@ def _to_world(points_out, count, x, b, c, s):
         points_out[m, 1] = x[b, 1] + s * px + c * py
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def polygons_manifold(i, j, x, angle, start, vertices, normals, reach, within, points_out, gaps_out, normal_out):
     """Contact manifold of polygons i and j (table rows ``start``, ``vertices``, ``normals``; positions ``x``
     (n, 2), m; angles (n,), rad). Returns the number of points written (1 or 2, deepest first), or 0 when the
@@ -327,7 +327,7 @@ def polygons_manifold(i, j, x, angle, start, vertices, normals, reach, within, p
     return count
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def polygon_disk_manifold(i, j, x, angle, radius, start, vertices, normals, points_out, gaps_out, normal_out):
     """Contact of polygon i and disk j (radius ``radius[j]``, m): one point, its gap (m) and the unit normal
     from the polygon towards the disk; returns 1. The disk's centre is placed in the polygon's frame; the
@@ -367,7 +367,7 @@ def polygon_disk_manifold(i, j, x, angle, radius, start, vertices, normals, poin
     return 1
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def polygon_wall_manifold(b, k, x, angle, start, vertices, wall_p, wall_n, within, points_out, gaps_out, normal_out):
     """Contact of polygon b and wall k (a plane through ``wall_p[k]`` with unit normal ``wall_n[k]``, bodies
     on the side it points to): the deepest vertex, and its deeper neighbour when that one's gap exceeds the

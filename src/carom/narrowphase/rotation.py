@@ -58,7 +58,7 @@ MAX_ITERATIONS = 10_000
 # Motion and placement
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _frame_at(motion, t):
     """Frame origin, its velocity, and the cosine and sine of the angle at time t (s):
     ``x, y, vx, vy, cos, sin``."""
@@ -70,7 +70,7 @@ def _frame_at(motion, t):
     return x, y, vx, vy, math.cos(angle), math.sin(angle)
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _place(vertices, motion, t, out):
     """World coordinates (m) of body-frame ``vertices`` at time t (s), into ``out``."""
     x, y, _, _, c, s = _frame_at(motion, t)
@@ -80,7 +80,7 @@ def _place(vertices, motion, t, out):
         out[i, 1] = y + (s * rx + c * ry)
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def circumradius(vertices):
     """Largest distance (m) of a vertex from the body frame's origin."""
     reach = 0.0
@@ -93,7 +93,7 @@ def circumradius(vertices):
 # Static geometry (private; to be replaced by the shared polygon kernels)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _closest_on_segment(px, py, ax, ay, bx, by):
     """Closest point to (px, py) on segment a-b, and whether it lies strictly inside the segment."""
     ex = bx - ax
@@ -105,13 +105,13 @@ def _closest_on_segment(px, py, ax, ay, bx, by):
     return ax + u * ex, ay + u * ey, 0.0 < u < 1.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _edge_count(k):
     """Edges of a k-vertex shape: a point has one degenerate edge, a segment one, a polygon k."""
     return 1 if k <= 2 else k
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _closest_vertex_edge(pa, pb):
     """Closest pair between the vertices of ``pa`` and the edges of ``pb`` (world, m): ``distance^2``, the
     unit direction ``nx, ny`` from pb's point to pa's, and ``on_face`` (pb's point is inside an edge; the
@@ -140,7 +140,7 @@ def _closest_vertex_edge(pa, pb):
     return best, nx, ny, face
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _axis_gap(pa, pb, nx, ny):
     """Separation (m) of the projections on axis n: ``min_A n.p - max_B n.q`` (positive: apart)."""
     lo = INF
@@ -152,7 +152,7 @@ def _axis_gap(pa, pb, nx, ny):
     return lo - hi
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _edge_axes_gap(pa, pb, owner):
     """Largest separation of pa and pb along the edge normals of ``owner`` (pa or pb, world): negative
     when no edge normal separates them (both orientations are tried, so the winding does not matter)."""
@@ -172,14 +172,14 @@ def _edge_axes_gap(pa, pb, owner):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _overlap_depth(pa, pb):
     """Whether the convex hulls of pa and pb (world, m) overlap, by the separating-axis test over their
     edge normals: the largest separation (negative when they overlap; -inf for two points)."""
     return max(_edge_axes_gap(pa, pb, pa), _edge_axes_gap(pa, pb, pb))
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _separation(pa, ra, pb, rb, check_overlap):
     """Gap (m) between rounded convex shapes A and B placed at ``pa``, ``pb`` (world vertices, m; rounding
     radii ``ra``, ``rb``), the unit direction ``nx, ny`` from B's closest point to A's, and which feature
@@ -205,7 +205,7 @@ def _separation(pa, ra, pb, rb, check_overlap):
 # Lower bounds of the gap, and the first time each can reach zero
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _vertex_terms(rx, ry, ox, oy, frame_v_x, frame_v_y, omega, nx, ny):
     """Rate (m/s) along n of a vertex at world offset (ox, oy) from its frame origin, and its spin
     curvature bound ``omega^2 |r|`` (m/s^2)."""
@@ -213,7 +213,7 @@ def _vertex_terms(rx, ry, ox, oy, frame_v_x, frame_v_y, omega, nx, ny):
     return rate, omega * omega * math.hypot(rx, ry)
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _world_axis_step(verts_a, motion_a, verts_b, motion_b, radii, nx, ny, t, horizon):
     """First delay (s, within ``horizon``; inf if none) at which the gap of A and B along the fixed world
     axis n (from B towards A) can reach zero: ``min_i n.a_i(s) - max_j n.b_j(s) - radii``, every vertex
@@ -243,7 +243,7 @@ def _world_axis_step(verts_a, motion_a, verts_b, motion_b, radii, nx, ny, t, hor
     return first
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _face_axis_crossing(verts_p, motion_p, verts_q, motion_q, radii, nx, ny, t, span):
     """The lower bound of `_face_axis_step` over the delays [0, ``span``] (s): its first root (inf if none),
     its value at 0 (m) and the fastest closing rate (m/s) of its vertex terms at 0."""
@@ -279,7 +279,7 @@ def _face_axis_crossing(verts_p, motion_p, verts_q, motion_q, radii, nx, ny, t, 
     return first, lowest, closing
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _face_axis_step(verts_p, motion_p, verts_q, motion_q, radii, nx, ny, t, horizon):
     """As `_world_axis_step`, along an axis that turns with body Q (n at t from Q towards P, the normal of
     the face of Q nearest to P). Q's own extent along it is then constant (``h_Q = max_j n.(q_j - x_Q)``);
@@ -304,7 +304,7 @@ def _face_axis_step(verts_p, motion_p, verts_q, motion_q, radii, nx, ny, t, hori
     return last
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def _centre_step(motion_a, reach_a, motion_b, reach_b, t, horizon):
     """First delay (s; inf if none within ``horizon``) at which the circles about the frame origins that
     hold each body (radii ``reach_a``, ``reach_b``, m) can touch, along the fixed line of centres at t:
@@ -326,7 +326,7 @@ def _centre_step(motion_a, reach_a, motion_b, reach_b, t, horizon):
 # The searches
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def pair_contact_time(verts_a, radius_a, motion_a, verts_b, radius_b, motion_b, horizon, slack, max_iterations):
     """First time (s) in [0, ``horizon``] at which rounded convex shapes A and B touch (gap <= ``slack``,
     m), both moving and turning (module docstring for the arrays). Returns ``time, cleared, iterations``:
@@ -363,7 +363,7 @@ def pair_contact_time(verts_a, radius_a, motion_a, verts_b, radius_b, motion_b, 
     return INF, t, max_iterations
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def wall_contact_time(verts, radius, motion, wall_point, wall_normal, horizon, slack, max_iterations):
     """First time (s) in [0, ``horizon``] at which a rounded convex shape touches a wall (the line through
     ``wall_point`` with unit inward normal ``wall_normal``; the body lives on the side it points to):
