@@ -250,10 +250,13 @@ def _rigid_jacobian(point, normal, body_i, body_j, position, n_bodies):
 
 
 def naive_rigid_rounds(position, velocity, angular_velocity, inv_mass, inv_inertia, body_i, body_j, point, normal,
-                       restitution, rounds=100):  # fmt: skip
+                       restitution, rounds=20):  # fmt: skip
     """Frictionless planar rigid impacts in rounds, each round's Newton LCP solved by trying every subset of
     its contacts with dense least squares: the contacts approaching (u > 1e-12 of the largest |u|) get
-    ``P >= 0``, separation ``>= e u``, equality where ``P > 0``. Returns (velocity, angular velocity)."""
+    ``P >= 0``, separation ``>= e u``, equality where ``P > 0``. After ``rounds`` rounds (a sequence that
+    would not end, such as two contacts that pass the impulse back and forth), every contact is solved
+    together perfectly inelastic, for at most as many rounds again (the law's rule for
+    ``Config.max_rounds``). Returns (velocity, angular velocity)."""
     n = len(inv_mass)
     position = np.asarray(position, dtype=np.float64)
     jac = _rigid_jacobian(point, normal, body_i, body_j, position, n)
@@ -263,13 +266,15 @@ def naive_rigid_rounds(position, velocity, angular_velocity, inv_mass, inv_inert
     q = np.stack([velocity[:, 0], velocity[:, 1], angular_velocity], axis=1).reshape(-1).astype(np.float64)
     e = np.asarray(restitution, dtype=np.float64)
     floor = 1e-12 * max(np.abs(jac @ q).max(), 1e-300)
-    for _ in range(rounds):
+    for rnd in range(2 * rounds):
         u = jac @ q
         sel = np.flatnonzero(u > floor)
         if len(sel) == 0:
             break
+        if rnd >= rounds:
+            sel = np.arange(len(u))
         w = jac[sel] @ m_inv @ jac[sel].T
-        rhs = (1.0 + e[sel]) * u[sel]
+        rhs = (1.0 + (e[sel] if rnd < rounds else 0.0)) * u[sel]
         for size in range(1, len(sel) + 1):
             done = False
             for subset in itertools.combinations(range(len(sel)), size):
