@@ -320,9 +320,9 @@ def _pairs_dense(first, packed, ids, row_key, centres, margin, pairs, near):
     count = 0
     for p in range(m):
         c = row_key[p]
-        listed = _append_run(near, 0, p + 1, first[c + 2])
+        listed = _append_run(near, np.int64(0), np.int64(p + 1), first[c + 2])  # one signature: int64 counts, rows
         for centre in centres:
-            listed = _append_run(near, listed, first[c + centre - 1], first[c + centre + 2])
+            listed = _append_run(near, listed, np.int64(first[c + centre - 1]), first[c + centre + 2])
         i = np.int64(ids[p]) << 32
         for k in range(listed):
             q = near[k]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 from ..kinematics import moved
@@ -259,11 +260,11 @@ def scan_cells(body, link, head, chain, geo, p, cells, rel, b, t, axis, step, be
     xb0, xb1, xb2, vb0, vb1, vb2 = flight(body, b, t - body[b, TB], p)
     p0, p1, p2 = geo.periodic
     l0, l1, l2 = geo.length
-    partner = -1
+    partner = np.int64(-1)
     n_cells = cells_around(link, geo, b, axis, step, cells)
     prefetch_first(body, head, chain, cells, n_cells)
     for m in range(n_cells):
-        j = head[cells[m]]
+        j = np.int64(head[cells[m]])  # int64 as near[k] in scan_near: one signature of _earlier
         while j >= 0:
             if j != b:
                 xj0, xj1, xj2, vj0, vj1, vj2 = flight(body, j, t - body[j, TB], p)
@@ -272,7 +273,7 @@ def scan_cells(body, link, head, chain, geo, p, cells, rel, b, t, axis, step, be
                 x2 = nearest_image(xj2 - xb2, p2, l2)
                 v0, v1, v2 = vj0 - vb0, vj1 - vb1, vj2 - vb2
                 best, partner = _earlier(body, p, rel, b, j, t, best, partner, x0, x1, x2, v0, v1, v2)
-            j = chain[j, NEXT]
+            j = np.int64(chain[j, NEXT])
     return best, partner
 
 
@@ -282,7 +283,7 @@ def scan_near(body, p, rel, near, near_x, start, end, b, t):
     t; the bodies around b that `resolve` listed before it changed velocities)."""
     vb0, vb1, vb2 = _velocity(body, b, t - body[b, TB], p)
     best = INF
-    partner = -1
+    partner = np.int64(-1)
     for k in range(start, end):
         j = near[k]
         x0, x1, x2 = near_x[k, 0], near_x[k, 1], near_x[k, 2]
@@ -295,7 +296,7 @@ def scan_near(body, p, rel, near, near_x, start, end, b, t):
 @njit(cache=True, forceinline=True)
 def predict_body(body, link, head, chain, geo, walls, p, cells, rel, b, t):
     """Replace body b's pending pair event by its earliest contact after t with a body or a wall."""
-    best, partner = scan_cells(body, link, head, chain, geo, p, cells, rel, b, t, -1, 0, INF)
+    best, partner = scan_cells(body, link, head, chain, geo, p, cells, rel, b, t, np.int64(-1), np.int64(0), INF)
     set_prediction(body, link, walls, p, b, t, best, partner)
 
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 from ..contact.law import approach_speed
@@ -132,17 +133,17 @@ def _gather(body, link, head, chain, geo, walls, p, ct, sums, b, t, n_cl, nc):
     cint, cflt, flags, near, near_x = ct.cint, ct.cflt, ct.flags, ct.near, ct.near_x
     row, start = ct.used
     end = start
-    n_cells = cells_around(link, geo, b, -1, 0, ct.cells)
+    n_cells = cells_around(link, geo, b, np.int64(-1), np.int64(0), ct.cells)
     prefetch_first(body, head, chain, ct.cells, n_cells)
     for m in range(n_cells):
-        j = head[ct.cells[m]]
+        j = np.int64(head[ct.cells[m]])
         while j >= 0:
             if j != b:
                 if end == len(near):
                     return n_cl, -1
                 near[end] = j
                 end += 1
-            j = chain[j, NEXT]
+            j = np.int64(chain[j, NEXT])
     for k in range(start, end):  # the rows read below, and the count of the one that becomes a partner
         prefetch(body, near[k])
         prefetch(link, near[k])
@@ -393,7 +394,7 @@ def solve_instant(body, link, head, chain, geo, walls, keys, values, p, ct, log,
     n_log = tally[N_LOG]
     ct.staged[:] = 0.0
     ct.used[:] = 0
-    n_cl, nc = _gather(body, link, head, chain, geo, walls, p, ct, sums, i, t, 0, 0)
+    n_cl, nc = _gather(body, link, head, chain, geo, walls, p, ct, sums, i, t, np.int64(0), np.int64(0))
     if nc >= 0 and j >= 0 and body[j, INV_MASS] != 0.0:
         n_cl, nc = _gather(body, link, head, chain, geo, walls, p, ct, sums, j, t, n_cl, nc)
     status = CONTACTS_FULL
@@ -434,7 +435,7 @@ def commit_instant(body, link, head, chain, geo, walls, p, ct, key, tree, tally,
     for q in range(n_cl):
         b = ct.cluster[q]
         if not ct.flags[b, GATHERED]:
-            _repredict(body, link, head, chain, geo, walls, p, ct, key, tree, b, -1, -1, t)
+            _repredict(body, link, head, chain, geo, walls, p, ct, key, tree, b, np.int64(-1), np.int64(-1), t)
         ct.flags[b] = False
 
 

@@ -296,7 +296,7 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
     ci, cj, ck, cn, cw, sel, nrm = w.ci, w.cj, w.ck, w.cn, w.cw, w.sel, w.nrm
     f_pair, rest_pair, f_wall, rest_wall = w.f_pair, w.rest_pair, w.f_wall, w.rest_wall
     impacts = 0
-    n_log = 0
+    n_log = np.int64(0)
     capped = False
 
     # ---- predictions and the heap
@@ -362,8 +362,8 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
                 break
 
         # ---- gather the contacts of the bodies involved, solve the touching ones in rounds
-        nc = 0
-        n_cluster = 0
+        nc = np.int64(0)
+        n_cluster = np.int64(0)
         if p == REGIME:
             fw.regime[i] = INF
         for b in (i, p if (0 <= p < n and inv_mass[p] != 0.0) else -1):

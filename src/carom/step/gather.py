@@ -66,7 +66,7 @@ def near_pair(b, j, m, x, radius, tol, resting_gap, reach, ci, cj, ck, cn, cw, n
     gap = pair_gap(b, j, x, radius, tol, nrm)
     if gap > near:
         return nc, deepest
-    put_contact(ci, cj, ck, cn, cw, nc, b, j, m, nrm, 1.0, gap, False, 0.0)
+    put_contact(ci, cj, ck, cn, cw, nc, b, j, m, nrm, 1.0, gap, np.bool_(False), 0.0)
     return nc + 1, min(deepest, (math.sqrt(dist2) - radius[b] - radius[j]) / min(radius[b], radius[j]))
 
 
@@ -84,7 +84,7 @@ def near_wall(b, k, plane_gap, x, radius, wall_p, wall_n, tol, resting_gap, reac
     gap = wall_gap(b, k, x, radius, wall_p, wall_n, tol)
     if gap > near_gap(resting_gap, radius[b], reach):
         return nc, deepest
-    put_contact(ci, cj, ck, cn, cw, nc, b, -1 - k, -1, wall_n[k], -1.0, gap, False, 0.0)
+    put_contact(ci, cj, ck, cn, cw, nc, b, -1 - k, np.int64(-1), wall_n[k], -1.0, gap, np.bool_(False), 0.0)
     return nc + 1, min(deepest, plane_gap / radius[b])
 
 
@@ -96,7 +96,7 @@ def gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_s
     No body pairs in merge mode (bodies that touch merge). ``nrm``: work array of dim floats. Returns
     their number and the deepest overlap among them, as a fraction of the smaller radius (0 if none
     overlaps)."""
-    nc = 0
+    nc = np.int64(0)
     deepest = 0.0
     for b in range(x.shape[0]):
         if not active[b]:
@@ -155,7 +155,8 @@ def expand(b, t, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, 
     for k in range(n_walls):
         gap = wall_gap(b, k, x, radius, wall_p, wall_n, tol)
         if gap == 0.0 or rest_wall[b, k]:
-            put_contact(ci, cj, ck, cn, cw, nc, b, -1 - k, -1, wall_n[k], -1.0, gap, rest_wall[b, k], f_wall[b, k])
+            put_contact(ci, cj, ck, cn, cw, nc, b, -1 - k, np.int64(-1), wall_n[k], -1.0, gap, rest_wall[b, k],
+                        f_wall[b, k])  # fmt: skip
             nc += 1
     expanded[b] = True
     return nc

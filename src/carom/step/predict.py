@@ -55,7 +55,7 @@ def predict_body(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, re
     Body i and its neighbours are first advanced to t, so that "touching" and "approaching" are decided
     on exactly the numbers the event itself will see."""
     best = INF
-    partner = NO_PARTNER
+    partner = np.int64(NO_PARTNER)
     advance(i, t, x, v, a, tb)
     for m in range(start[i], start[i + 1]):
         j = nbrs[m]
@@ -115,7 +115,7 @@ def predict_all(t, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair,
     in the same pass, without the ``reach`` (with nothing resting, a slow contact that closes within the
     step is an event), and returns what that returns; (0, 0.0) otherwise."""
     n = x.shape[0]
-    nc = 0
+    nc = np.int64(0)
     deepest = 0.0
     for i in range(n):
         ev_time[i] = INF
