@@ -16,7 +16,6 @@ import csv
 import os
 import re
 import shutil
-import tomllib
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -158,22 +157,10 @@ def _spin(traj: Trajectory) -> np.ndarray:
     return np.stack([np.zeros_like(traj.angular_velocity)] * 2 + [traj.angular_velocity], axis=-1)
 
 
-def _periodic_box(traj: Trajectory) -> tuple[np.ndarray, np.ndarray] | None:
-    """The periodic box (lower, upper), m, of a run that has one (from its scene), else None."""
-    try:
-        boxes = tomllib.loads(traj.scene).get("boxes", [])
-    except tomllib.TOMLDecodeError:  # a scene that carom did not write: no box is known
-        return None
-    box = next((b for b in boxes if b.get("periodic", False)), None)
-    if box is None:
-        return None
-    return np.asarray(box["lower"], dtype=float), np.asarray(box["upper"], dtype=float)
-
-
 def _xyz_cell(traj: Trajectory) -> str:
     """The cell keys of the XYZ comment line. A periodic box is the cell; in 2D its third edge (not
     periodic) is the largest diameter, centred on z = 0, so that OVITO and ASE get a proper cell."""
-    box = _periodic_box(traj)
+    box = traj.periodic_box
     if box is None:
         return 'pbc="F F F"'
     lower, upper = box

@@ -10,6 +10,7 @@ at any moment leaves one complete checkpoint to resume from.
 from __future__ import annotations
 
 import os
+import tomllib
 from dataclasses import dataclass, field
 
 import h5py
@@ -231,6 +232,18 @@ class Trajectory:
     @property
     def dim(self) -> int:
         return int(self.attrs["dim"])
+
+    @property
+    def periodic_box(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The run's periodic box (lower, upper corners, m), from its scene; None if it has none."""
+        try:
+            boxes = tomllib.loads(self.scene).get("boxes", [])
+        except tomllib.TOMLDecodeError:  # a scene that carom did not write: no box is known
+            return None
+        box = next((b for b in boxes if b.get("periodic", False)), None)
+        if box is None:
+            return None
+        return np.asarray(box["lower"], dtype=float), np.asarray(box["upper"], dtype=float)
 
     def world(self, at: float | None = None):
         """The run's world (a `World` or `EventWorld`, built from the file's scene), ready to go on.

@@ -92,12 +92,6 @@ def output_settings(traj: Trajectory) -> OutputTable:
     return msgspec.convert(tomllib.loads(traj.scene).get("output", {}), OutputTable)
 
 
-def periodic_boxes(traj: Trajectory) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The periodic boxes of the run's scene: (lower, upper) corners, m."""
-    boxes = tomllib.loads(traj.scene).get("boxes", [])
-    return [(np.array(b["lower"], float), np.array(b["upper"], float)) for b in boxes if b.get("periodic")]
-
-
 def render(
     traj: Trajectory,
     out: Path,
@@ -233,7 +227,8 @@ class _Picture:
             ax.set(xlabel="m, seen from elevation {:g}°, azimuth {:g}°".format(*opts.camera), ylabel="m")
             faces = PolyCollection(view.faces(), facecolor=(*WALL_COLOR, 0.06), edgecolor=(*WALL_COLOR, 0.7))
             ax.add_collection(faces)
-        for lower, upper in periodic_boxes(self.traj):
+        if self.traj.periodic_box is not None:
+            lower, upper = self.traj.periodic_box
             edges = LineCollection(view.edges(lower, upper), color=WALL_COLOR, lw=1.2, linestyles="--")
             ax.add_collection(edges).set_gid("periodic box")
 
@@ -345,7 +340,8 @@ class _View:
             x, r, on = traj.position[:, moving], traj.radius[:, moving, None], traj.active[:, moving, None]
             lo = np.min(np.where(on, x - r, np.inf), axis=(0, 1))
             hi = np.max(np.where(on, x + r, -np.inf), axis=(0, 1))
-            for point in (traj.wall_point, *(np.array(box) for box in periodic_boxes(traj))):
+            box = () if traj.periodic_box is None else (np.array(traj.periodic_box),)
+            for point in (traj.wall_point, *box):
                 lo = np.minimum(lo, point.min(axis=0, initial=np.inf))
                 hi = np.maximum(hi, point.max(axis=0, initial=-np.inf))
         self.box = _corners(lo, hi)
