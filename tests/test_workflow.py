@@ -345,3 +345,18 @@ def test_docs_python_page_runs(tmp_path, monkeypatch):
                 continue  # (the plotting methods come with the pictures work)
         exec(compile(block, "docs/python.md", "exec"), namespace)
     assert (tmp_path / "drop.h5").exists()
+
+
+def test_a_removed_impact_callback_is_no_longer_called():
+    w = carom.World(dim=2)
+    w.add_body(position=(0, 0), velocity=(1, 0), mass=1.0, radius=0.1)
+    w.add_wall(point=(0.5, 0), normal=(-1, 0))
+    w.add_wall(point=(-0.5, 0), normal=(1, 0))
+    seen = []
+    w.on_impact(seen.append)
+    w.run(until=0.5, dt=0.01)  # the wall at x = 0.5 is struck at t = 0.4 s
+    assert [round(x.time, 12) for x in seen] == [0.4]
+    w.remove_impact_callback(seen.append)
+    w.remove_impact_callback(seen.append)  # (twice: nothing happens)
+    w.run(until=2.0, dt=0.01)
+    assert w.collision_count > 1 and len(seen) == 1

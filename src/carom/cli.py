@@ -7,9 +7,11 @@ Exit codes: 0 success, 2 bad input (a scene, file or option that cannot be used)
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import ExitStack
 from pathlib import Path
 
 import click
@@ -202,12 +204,7 @@ def _summary(path: Path, t) -> str:
     a = t.attrs
     finished = _finished(t)
     energy0, energy = t.total_energy[0], t.total_energy
-    e_scale = max(float(np.max(np.abs(t.kinetic_energy))), 1e-300)
-    moving = ~t.fixed
-    p_scale = max(
-        float(np.max(np.sum(t.mass[:, moving] * np.linalg.norm(t.velocity[:, moving], axis=2), axis=1))),
-        1e-300,
-    )
+    e_scale, p_scale = t.energy_scale, t.momentum_scale
     e_drift, e_worst = (energy[-1] - energy0) / e_scale, np.max(np.abs(energy - energy0)) / e_scale
     p_drift = np.linalg.norm(t.momentum[-1] - t.momentum[0]) / p_scale
     span = t.time[-1] - t.time[0]
@@ -417,10 +414,7 @@ def sweep_command(scene, varies, out, scheduler, workers, until, dt, force, quie
       carom sweep scene.toml --vary bodies.0.velocity.0=1,2,4 --out runs --until 5 --workers 8
       carom sweep scene.toml --vary seed=1:1000 --out /shared/runs --scheduler tcp://head:8786
     """
-    import os
-    from contextlib import ExitStack
-
-    from . import sweep as sweeps
+    from . import sweep as sweeps  # dask is loaded only by this command
 
     if scheduler is not None and workers is not None:
         raise click.UsageError("--workers sizes the local cluster: leave it out with --scheduler")

@@ -544,6 +544,11 @@ class Model:
             raise ValueError(f"on_impact needs a callable, got {callback!r}")
         self._impact_callbacks.append(callback)
 
+    def remove_impact_callback(self, callback: Callable[[Impact], None]) -> None:
+        """Stop calling ``callback`` (given to `on_impact`); nothing happens if it is not registered."""
+        if callback in self._impact_callbacks:
+            self._impact_callbacks.remove(callback)
+
     def _bodies_changed(self) -> None:
         """Hook for engines that cache derived structures."""
 

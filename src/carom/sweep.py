@@ -323,10 +323,7 @@ def outcome(member: Member, wall_s: float, skipped: bool = False) -> dict:
     (E_end - E_0) over the largest kinetic energy of the run; momentum drift is |p_end - p_0| over the
     largest sum of |m v| (as in ``carom info``)."""
     t = load(member.path)
-    moving = ~t.fixed
-    scale_e = max(float(np.max(np.abs(t.kinetic_energy))), 1e-300)
-    mv = np.sum(t.mass[:, moving] * np.linalg.norm(t.velocity[:, moving], axis=2), axis=1)
-    scale_p = max(float(np.max(mv)), 1e-300)
+    scale_e, scale_p = t.energy_scale, t.momentum_scale
     return _row(
         member,
         status="ok",

@@ -146,9 +146,7 @@ class TrajectoryWriter:
             self.flush()
         finally:
             self.file.close()
-            callbacks = self._world._impact_callbacks
-            if self._impacts.append in callbacks:
-                callbacks.remove(self._impacts.append)
+            self._world.remove_impact_callback(self._impacts.append)
 
 
 def _truncate_to_checkpoint(f: h5py.File) -> tuple[int, int]:
@@ -232,6 +230,19 @@ class Trajectory:
     @property
     def dim(self) -> int:
         return int(self.attrs["dim"])
+
+    @property
+    def energy_scale(self) -> float:
+        """J: the largest kinetic energy of the run, the scale of its energy drift (`carom info`, sweeps)."""
+        return max(float(np.max(np.abs(self.kinetic_energy))), 1e-300)
+
+    @property
+    def momentum_scale(self) -> float:
+        """kg m/s: the largest sum of |m v| over the moving bodies in a frame, the scale of the momentum
+        drift."""
+        moving = ~self.fixed
+        mv = np.sum(self.mass[:, moving] * np.linalg.norm(self.velocity[:, moving], axis=2), axis=1)
+        return max(float(np.max(mv)), 1e-300)
 
     @property
     def periodic_box(self) -> tuple[np.ndarray, np.ndarray] | None:
