@@ -53,6 +53,26 @@ def test_pile_at_ordinary_steps_comes_to_rest_sleeps_and_stays(dim, dt):
     assert np.linalg.norm(w.positions[top] - x_top) <= 1e-6
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="known limitation: the drift's resting forces, short of convergence on a "
+    "random pile, let a landing pile sink into overlaps that the projection's passes do not remove "
+    "(docs/performance.md)",
+)
+def test_landing_pile_keeps_every_overlap_within_the_resting_gap():
+    """The benchmark's 2D pile at 400 disks, dt = 1/60, while it lands and settles (2.5 s): no overlap deeper
+    than resting_gap R after any step. Measured: up to 3.1 resting_gap R for several steps around t = 1.1 s
+    (at 1,000 disks up to 20 resting_gap R). Projection passes continued until none remains would meet
+    this bound, but they lift bodies out of overlaps the drift sank them into: at 1,000 disks single steps
+    then gained 0.62 J, seven times the energy allowance of the test above (which the 400-disk pile meets
+    either way), and the run took 47% longer."""
+    radius = 0.1
+    w = pile(400, dim=2, seed=1, e=0.5, radius=radius, g=9.0)
+    for _ in range(150):
+        w.step(DT)
+        assert min_gap(w) >= -w.config.resting_gap * radius * (1 + 1e-6)
+
+
 def test_column_forces_are_the_weight_above():
     """A column of 30 disks at rest: after one step the force between layers k and k + 1 (counted from
     the floor) carries the 29 - k disks above, and the floor carries all 30, to the solver tolerance: each
