@@ -5,10 +5,11 @@ restitution 0.5. The peers get the same bodies, velocities and walls, friction 0
 solver settings (pymunk: 10 iterations, no sleeping; pybullet: its defaults, sleeping after 2 s at rest);
 carom's bodies are smooth (``--friction MU`` gives them and the walls Coulomb friction) and its islands
 sleep (``Config.sleep_time``).
-Each run simulates ``--until`` seconds at the step ``--dt`` and reports the wall time, whether the pile is at
-rest at the end (mean speed below 1% of sqrt(g d), d the diameter), the deepest overlap between bodies (a
-fraction of R), and the body-steps per second. A peer that is not installed is skipped (``pip install
-'.[bench]'`` installs both).
+Each run simulates ``--until`` seconds at the step ``--dt`` and reports the wall time of the steps, whether
+the pile is at rest at the end (mean speed below 1% of sqrt(g d), d the diameter), the deepest overlap
+after any step (between bodies or against the box, a fraction of R), the largest rise of the total energy
+in one step, and the body-steps per second; overlaps and energy are measured after every step, outside
+the timing. A peer that is not installed is skipped (``pip install '.[bench]'`` installs both).
 
     python benchmarks/piles.py --n 1000 --dt 0.016667 --until 10
 """
@@ -32,18 +33,48 @@ def _scene(n: int, dim: int, friction: float = 0.0):
     return pile(n, dim=dim, seed=1, e=0.5, friction=friction, **SCENES[dim])
 
 
-def _summary(name: str, x: np.ndarray, v: np.ndarray, radius: float, g: float, steps: int, wall: float) -> dict:
-    """Wall time, rest, deepest overlap (fraction of R) and speed of one run."""
+class _Watch:
+    """What every engine is held to after every step: the deepest overlap (between bodies and against the
+    box's planes, a fraction of R) and the largest rise of the total energy in one step (J: kinetic,
+    rotational and m g h; unit masses, as in the scene). Measured outside the timed steps."""
+
+    def __init__(self, radius: float, g: float, lower: np.ndarray, upper: np.ndarray):
+        self.radius, self.g, self.lower, self.upper = radius, g, lower, upper
+        self.deepest = 0.0
+        self.gain = 0.0
+        self.energy = None
+
+    def __call__(self, x: np.ndarray, v: np.ndarray, spin_energy: float) -> None:
+        r = self.radius
+        walls = min(float((x - self.lower).min()), float((self.upper - x).min())) - r
+        pairs = cKDTree(x).query_pairs(2.0 * r, output_type="ndarray")
+        gap = np.linalg.norm(x[pairs[:, 0]] - x[pairs[:, 1]], axis=1).min() - 2.0 * r if len(pairs) else 0.0
+        self.deepest = max(self.deepest, -min(walls, gap, 0.0) / r)
+        energy = 0.5 * float((v * v).sum()) + spin_energy + self.g * float(x[:, -1].sum())
+        if self.energy is not None:
+            self.gain = max(self.gain, energy - self.energy)
+        self.energy = energy
+
+
+def _run(name: str, step, state, watch: _Watch, n: int, steps: int) -> dict:
+    """Time ``steps`` calls of ``step()``; after each, ``state()`` -> (positions, velocities, rotational
+    energy) goes to ``watch`` (untimed). Returns the row of the table."""
+    wall = 0.0
+    for _ in range(steps):
+        start = time.perf_counter()
+        step()
+        wall += time.perf_counter() - start
+        watch(*state())
+    _, v, _ = state()
     mean_speed = float(np.linalg.norm(v, axis=1).mean())
-    pairs = cKDTree(x).query_pairs(2.0 * radius, output_type="ndarray")
-    gaps = np.linalg.norm(x[pairs[:, 0]] - x[pairs[:, 1]], axis=1) - 2.0 * radius if len(pairs) else np.zeros(1)
     return {
         "engine": name,
         "wall s": wall,
-        "at rest": mean_speed < 0.01 * math.sqrt(g * 2.0 * radius),
+        "at rest": mean_speed < 0.01 * math.sqrt(watch.g * 2.0 * watch.radius),
         "mean speed": mean_speed,
-        "overlap / R": max(0.0, -float(gaps.min()) / radius),
-        "body-steps/s": len(x) * steps / wall,
+        "overlap / R": watch.deepest,
+        "energy gain J": watch.gain,
+        "body-steps/s": n * steps / wall,
     }
 
 
@@ -51,15 +82,18 @@ def _steps(until: float, dt: float) -> int:
     return max(1, round(until / dt))
 
 
+def _watch(dim: int, ref) -> _Watch:
+    return _Watch(SCENES[dim]["radius"], SCENES[dim]["g"], ref.walls.point.min(axis=0), ref.walls.point.max(axis=0))
+
+
 def run_carom(n: int, dim: int, dt: float, until: float, friction: float = 0.0) -> dict:
     _scene(n, dim, friction).step(dt)  # compile (or load from Numba's cache) outside the timing
     w = _scene(n, dim, friction)
-    steps = _steps(until, dt)
-    start = time.perf_counter()
-    for _ in range(steps):
-        w.step(dt)
-    wall = time.perf_counter() - start
-    return _summary("carom", w.positions, w.velocities, SCENES[dim]["radius"], SCENES[dim]["g"], steps, wall)
+
+    def state():
+        return w.positions, w.velocities, w.kinetic_energy() - 0.5 * float((w.velocities**2).sum())
+
+    return _run("carom", lambda: w.step(dt), state, _watch(dim, w), n, _steps(until, dt))
 
 
 def run_pymunk(n: int, dt: float, until: float) -> dict:
@@ -83,14 +117,13 @@ def run_pymunk(n: int, dt: float, until: float) -> dict:
         shape.elasticity, shape.friction = 0.5, FRICTION
         space.add(body, shape)
         bodies.append(body)
-    steps = _steps(until, dt)
-    start = time.perf_counter()
-    for _ in range(steps):
-        space.step(dt)
-    wall = time.perf_counter() - start
-    x = np.array([b.position for b in bodies])
-    v = np.array([b.velocity for b in bodies])
-    return _summary("pymunk", x, v, radius, g, steps, wall)
+
+    def state():
+        x = np.array([b.position for b in bodies])
+        v = np.array([b.velocity for b in bodies])
+        return x, v, sum(0.5 * b.moment * b.angular_velocity**2 for b in bodies)
+
+    return _run("pymunk", lambda: space.step(dt), state, _watch(2, ref), n, _steps(until, dt))
 
 
 def run_pybullet(n: int, dt: float, until: float) -> dict:
@@ -119,15 +152,17 @@ def run_pybullet(n: int, dt: float, until: float) -> dict:
         pb.resetBaseVelocity(body, linearVelocity=v.tolist(), physicsClientId=client)
         pb.changeDynamics(body, -1, restitution=0.5, lateralFriction=FRICTION, physicsClientId=client)
         bodies.append(body)
-    steps = _steps(until, dt)
-    start = time.perf_counter()
-    for _ in range(steps):
-        pb.stepSimulation(physicsClientId=client)
-    wall = time.perf_counter() - start
-    x = np.array([pb.getBasePositionAndOrientation(b, physicsClientId=client)[0] for b in bodies])
-    v = np.array([pb.getBaseVelocity(b, physicsClientId=client)[0] for b in bodies])
-    pb.disconnect(client)
-    return _summary("pybullet", x, v, radius, g, steps, wall)
+    inertia = 0.4 * radius**2  # solid sphere of unit mass
+
+    def state():
+        x = np.array([pb.getBasePositionAndOrientation(b, physicsClientId=client)[0] for b in bodies])
+        lin, ang = zip(*(pb.getBaseVelocity(b, physicsClientId=client) for b in bodies), strict=True)
+        return x, np.array(lin), 0.5 * inertia * float((np.array(ang) ** 2).sum())
+
+    try:
+        return _run("pybullet", pb.stepSimulation, state, _watch(3, ref), n, _steps(until, dt))
+    finally:
+        pb.disconnect(client)
 
 
 def hex_pile(n: int, radius: float = 0.1, g: float = 9.0):
@@ -181,8 +216,9 @@ def main(argv=None) -> None:
     if args.scaling:
         scaling(args.scaling, args.dt)
         return
-    print("| pile | engine | dt | simulated s | wall s | at rest | mean speed m/s | overlap / R | body-steps/s |")
-    print("|---|---|---:|---:|---:|---|---:|---:|---:|")
+    print("| pile | engine | dt | simulated s | wall s | at rest | mean speed m/s | deepest overlap / R, any step | "
+          "largest energy gain of a step, J | body-steps/s |")
+    print("|---|---|---:|---:|---:|---|---:|---:|---:|---:|")
     for dim in args.dim:
         runs = [lambda dim=dim: run_carom(args.n, dim, args.dt, args.until, args.friction)]
         peer = (run_pymunk, "pymunk") if dim == 2 else (run_pybullet, "pybullet")
@@ -190,12 +226,12 @@ def main(argv=None) -> None:
             __import__(peer[1])
             runs.append(lambda peer=peer[0]: peer(args.n, args.dt, args.until))
         except ImportError:
-            print(f"| {dim}D | {peer[1]}: not installed (pip install '.[bench]') | | | | | | | |")
+            print(f"| {dim}D | {peer[1]}: not installed (pip install '.[bench]') | | | | | | | | |")
         for run in runs:
             r = run()
             print(f"| {dim}D, n = {args.n:,} | {r['engine']} | {args.dt:.4g} | {args.until:g} | {r['wall s']:.3g} | "
                   f"{'yes' if r['at rest'] else 'no'} | {r['mean speed']:.2e} | {r['overlap / R']:.2e} | "
-                  f"{r['body-steps/s']:.3g} |", flush=True)  # fmt: skip
+                  f"{r['energy gain J']:.2g} | {r['body-steps/s']:.3g} |", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":
