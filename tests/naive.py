@@ -313,3 +313,65 @@ def naive_newton_coulomb(inv_mass, inv_inertia, r, normal, velocity, angular_vel
     p = (1.0 + e) * u / (w_nn + sign * mu * w_nt)
     impulse = p * n + sign * mu * p * t  # on the floor; its opposite on the body
     return velocity - inv_mass * impulse, angular_velocity - inv_inertia * cross(r, impulse)
+
+
+def naive_mode_enumeration(W, g, target, mu):
+    """One round of the rigid impact law (`carom.contact.rigid.solve_modes`) by dense enumeration: every
+    assignment of contact modes (off; on and smooth where mu = 0; else on and sticking, or sliding with
+    ``T = +mu P`` or ``-mu P``), each solved as its full system of 2k equations in the 2k impulses by numpy's
+    least squares with the least norm (rows equilibrated, relative rank cut 1e-13; a residual beyond 1e-11 of a
+    row's scale: no solution), its inequalities checked to 1e-11 of the speeds and impulses; the valid
+    assignment of least kinetic energy, ties (1e-11 of the size of the energy's terms) to the smallest
+    impulses. Returns the impulses (2k,), or None when no assignment is valid."""
+    import itertools
+
+    W, g = np.asarray(W, dtype=np.float64), np.asarray(g, dtype=np.float64)
+    k, m = len(target), 2 * len(target)
+    tol_v = 1e-11 * max(np.abs(g).max(), np.max(target))
+    best, best_energy, best_scale, best_size = None, np.inf, 0.0, np.inf
+    for modes in itertools.product(*[range(2) if mu[c] == 0 else range(4) for c in range(k)]):
+        A, b = np.zeros((m, m)), np.zeros(m)
+        for c, mode in enumerate(modes):  # 0 off; 1 smooth (mu = 0) or sticking; 2, 3 sliding up, down
+            n, t = 2 * c, 2 * c + 1
+            if mode == 0:
+                A[n, n] = A[t, t] = 1.0
+                continue
+            A[n], b[n] = W[n], g[n] + target[c]
+            if mu[c] > 0 and mode == 1:
+                A[t], b[t] = W[t], g[t]
+            else:
+                A[t, t] = 1.0
+                A[t, n] = 0.0 if mu[c] == 0 else (-mu[c] if mode == 2 else mu[c])
+        scale = np.abs(A).max(axis=1)
+        if np.any(scale == 0):
+            continue
+        A, b = A / scale[:, None], b / scale
+        lam = np.linalg.lstsq(A, b, rcond=1e-13)[0]
+        if np.any(np.abs(A @ lam - b) > 1e-11 * (np.abs(b) + np.abs(lam).max())):
+            continue
+        for c, mode in enumerate(modes):
+            if mode == 0:
+                lam[2 * c] = 0.0
+            if mode == 0 or mu[c] == 0:
+                lam[2 * c + 1] = 0.0
+        after = g - W @ lam
+        tol_p = 1e-11 * np.abs(lam).max()
+        valid = True
+        for c, mode in enumerate(modes):
+            n, t = 2 * c, 2 * c + 1
+            if mode == 0:
+                valid &= after[n] <= -target[c] + tol_v
+                continue
+            valid &= lam[n] >= -tol_p
+            if mu[c] > 0:
+                valid &= mode != 1 or abs(lam[t]) <= mu[c] * lam[n] + tol_p
+                valid &= mode != 2 or after[t] >= -tol_v
+                valid &= mode != 3 or after[t] <= tol_v
+        if not valid:
+            continue
+        energy, size = -lam @ g + 0.5 * lam @ W @ lam, lam @ lam
+        scale = 0.5 * np.abs(lam) @ (np.abs(g) + np.abs(after))  # the size of the energy's terms
+        tie = 1e-11 * max(scale, best_scale)
+        if best is None or energy < best_energy - tie or (energy <= best_energy + tie and size < best_size):
+            best, best_energy, best_scale, best_size = lam, min(energy, best_energy), max(scale, best_scale), size
+    return best
