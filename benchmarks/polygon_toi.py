@@ -1,7 +1,8 @@
 """Time of impact of rotating polygons (carom.narrowphase.rotation): advancement steps per search and cost
 per call, over random convex polygons, disks, capsules and walls with random poses, velocities, spins and horizons
-(the distribution of tests/test_polygon_toi.py), and over the hard cases of the tests (a thin plate at
-1 km/s spinning at 2000 rad/s; a rod at 100 rad/s grazing a disk)."""
+(the distribution of tests/test_polygon_toi.py), over the hard cases of the tests (a thin plate at
+1 km/s spinning at 2000 rad/s; a rod at 100 rad/s grazing a disk), and over pairs that touch at the start
+(the next new contact: a box leaving a floor, a box turned about a resting corner, a disk rolling)."""
 
 from __future__ import annotations
 
@@ -48,14 +49,14 @@ def random_case(rng):
     if rng.random() < 1 / 3:
         line = wall((0.0, start_b[1] - 1.0), (rng.uniform(-0.5, 0.5), 1.0))
         slack = default_slack(shape_a, motion_a, line)
-        args = (shape_a.vertices, shape_a.radius, motion_a, line.point, line.normal, horizon, slack, 10_000)
+        args = (shape_a.vertices, shape_a.radius, motion_a, line.point, line.normal, horizon, slack, 0.0, 10_000)
         return wall_contact_time, args
     shape_b = _random_shape(rng)
     accel_b = motion_a[4:6] if rng.random() < 0.5 else (0.0, 0.0)  # the same gravity, or a fixed body
     motion_b = motion(start_b, rng.uniform(-2, 2, 2), accel_b, rng.uniform(-3, 3), rng.uniform(-30, 30))
     slack = default_slack(shape_a, motion_a, shape_b, motion_b)
     args = (shape_a.vertices, shape_a.radius, motion_a, shape_b.vertices, shape_b.radius, motion_b, horizon, slack,
-            10_000)  # fmt: skip
+            0.0, 10_000)  # fmt: skip
     return pair_contact_time, args
 
 
@@ -79,7 +80,31 @@ def hard_cases():
             centre = math.hypot(0.5, 0.005) + 0.05 + (-1e-6 if "inside" in name else 1e-6)
             mb = motion((centre * math.cos(2.0), centre * math.sin(2.0)))
         slack = default_slack(a, ma, b, mb)
-        cases[name] = (pair_contact_time, (a.vertices, a.radius, ma, b.vertices, b.radius, mb, h, slack, 10_000))
+        cases[name] = (pair_contact_time, (a.vertices, a.radius, ma, b.vertices, b.radius, mb, h, slack, 0.0, 10_000))
+    return cases
+
+
+def touching_cases():
+    """Pairs that touch at 0, against a floor wall and a fixed floor box (top face y = 0)."""
+    box, floor_box, ball = _rectangle(1.0, 0.5), _rectangle(20.0, 1.0), disk(0.3)
+    pivoted = polygon([(-0.8, 0.0), (0.0, 0.0), (0.0, 0.5), (-0.8, 0.5)])  # frame origin at a corner
+    floor, floor_motion = wall((0.0, 0.0), (0.0, 1.0)), motion((0.0, -0.5))
+    corner_down = 0.5 * math.sin(0.3) + 0.25 * math.cos(0.3)  # the lower-left corner on the floor
+    leaving = motion((0.0, corner_down), velocity=(1.0, 2.4), acceleration=(0.0, -9.81), angle=0.3,
+                     angular_velocity=-2.0)  # fmt: skip
+    scenes = {
+        "box leaving a floor on one corner, -2 rad/s": (box, leaving, 1.0),
+        "box turned about a resting corner, -3 rad/s": (pivoted, motion((0.7, 0.0), angular_velocity=-3.0), 1.0),
+        "disk rolling on a floor at 2 m/s": (ball, motion((0.0, 0.3), (2.0, 0.0), angular_velocity=-2.0 / 0.3), 1.0),
+    }
+    cases = {}
+    for name, (shape, m, h) in scenes.items():
+        slack = default_slack(shape, m, floor)
+        cases[name + ", wall"] = (wall_contact_time, (shape.vertices, shape.radius, m, floor.point, floor.normal, h,
+                                                      slack, 0.0, 10_000))  # fmt: skip
+        slack = default_slack(shape, m, floor_box, floor_motion)
+        cases[name + ", box"] = (pair_contact_time, (shape.vertices, shape.radius, m, floor_box.vertices, 0.0,
+                                                     floor_motion, h, slack, 0.0, 10_000))  # fmt: skip
     return cases
 
 
@@ -113,10 +138,11 @@ def main() -> None:
         it, us = part[:, 2], part[:, 3]
         print(f"{label:24}{len(part):7d}{np.median(it):8.0f}{np.percentile(it, 90):6.0f}{np.percentile(it, 99):6.0f}"
               f"{it.max():6.0f}{np.median(us):11.2f}{np.percentile(us, 99):8.2f}{us.max():8.2f}")  # fmt: skip
-    print("\nhard cases")
-    for name, (kernel, args) in hard_cases().items():
-        us, (t, _, iterations) = _timed(kernel, args, 50)
-        print(f"  {name:48} t = {t:.12g} s, {iterations} steps, {us:.2f} us")
+    for title, cases in [("hard cases", hard_cases()), ("touching at the start", touching_cases())]:
+        print(f"\n{title}")
+        for name, (kernel, args) in cases.items():
+            us, (t, _, iterations) = _timed(kernel, args, 50)
+            print(f"  {name:53} t = {t:.12g} s, {iterations} steps, {us:.2f} us")
 
 
 if __name__ == "__main__":

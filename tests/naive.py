@@ -205,6 +205,57 @@ def naive_shape_gap(verts_a, radius_a, motion_a, verts_b, radius_b, motion_b, ti
     return np.where(overlap, -distance, distance) - radius_a - radius_b
 
 
+def naive_vertex_gaps(verts_a, radius_a, motion_a, verts_b, radius_b, motion_b, times):
+    """Signed gap (T, k_A + k_B) (m) of every vertex of each rounded convex shape from the other's outline,
+    A's vertices first: the distance to the nearest edge, negative inside the other shape, minus the
+    radii (the features of a time-of-impact search)."""
+    pa = naive_place(verts_a, motion_a, times)
+    pb = naive_place(verts_b, motion_b, times)
+    columns = []
+    for p, q in ((pa, pb), (pb, pa)):
+        distance = _toi_point_edge_distances(p, *_toi_edges(q)).min(axis=2)
+        columns.append(np.where(_toi_inside(p, q), -distance, distance))
+    return np.concatenate(columns, axis=1) - radius_a - radius_b
+
+
+def naive_wall_vertex_gaps(verts, radius, motion, point, normal, times):
+    """Height (T, k) (m) of every vertex of a rounded shape above a wall along its unit normal, minus the radius."""
+    p = naive_place(verts, motion, times)
+    return (p[..., 0] - point[0]) * normal[0] + (p[..., 1] - point[1]) * normal[1] - radius
+
+
+def naive_next_contact(feature_gaps, horizon, slack, samples):
+    """The next *new* contact of a pair whose features' gaps (T, F) ``feature_gaps(times)`` gives: a
+    feature within ``slack`` at 0 counts only once a sample has seen it beyond ``slack``. Returns the
+    first time (s) a counting feature is within ``slack``, and the first it reaches 0 (None if never),
+    each bisected to round-off between samples."""
+    times = np.linspace(0.0, horizon, samples)
+    gaps = feature_gaps(times)
+    counts = np.ones_like(gaps, dtype=bool)
+    held = gaps[0] <= slack
+    if held.any():
+        opened = np.maximum.accumulate(gaps[:, held] > slack, axis=0)
+        counts[:, held] = opened
+    answers = []
+    for level in (slack, 0.0):
+        first = None
+        for f in range(gaps.shape[1]):
+            hits = np.flatnonzero(counts[:, f] & (gaps[:, f] <= level))
+            if len(hits) == 0 or (first is not None and times[hits[0]] >= first):
+                continue
+            k = hits[0]
+            lo, hi = times[max(k - 1, 0)], times[k]
+            if counts[max(k - 1, 0), f]:
+                for _ in range(200):
+                    mid = 0.5 * (lo + hi)
+                    if mid <= lo or mid >= hi:
+                        break
+                    lo, hi = (lo, mid) if feature_gaps(np.array([mid]))[0, f] <= level else (mid, hi)
+            first = hi
+        answers.append(first)
+    return answers
+
+
 def naive_wall_gap(verts, radius, motion, point, normal, times):
     """Signed gap (T,) (m) of a rounded shape from a wall: its lowest vertex along the wall's unit normal."""
     p = naive_place(verts, motion, times)

@@ -28,7 +28,8 @@ the same computations for Python callers (docs/polygons.md, Geometry).
   features decide: when the nearest points of the two outlines are two vertices, the manifold is that one
   pair of points, its normal along the line joining them, its gap their distance.
 * polygon and disk (`polygon_disk_manifold`): the point of the polygon nearest the disk's centre, on the
-  face of largest separation (its inside, or one of its ends: the vertex regions).
+  face of largest separation (its inside, or one of its ends: the vertex regions): `nearest_on_outline`,
+  which the time of impact (`carom.narrowphase.rotation`) also uses for every vertex of a pair.
 * polygon and wall (`polygon_wall_manifold`): the deepest vertex, and its deeper neighbour too when that
   one's gap exceeds the first's by at most ``within`` (an edge parallel to the wall: a flat landing needs
   both corners).
@@ -113,7 +114,7 @@ def _placed(vertices, k, c, s, tx, ty):
 
 
 @njit(cache=True, forceinline=False)
-def _max_separation(vertices, normals, ref0, ref1, inc0, inc1, c, s, tx, ty):
+def max_separation(vertices, normals, ref0, ref1, inc0, inc1, c, s, tx, ty):
     """The largest separation (m) of the incident polygon (rows ``inc0:inc1``, placed in the reference
     polygon's frame by rotation (c, s) and offset (tx, ty)) from a face of the reference polygon (rows
     ``ref0:ref1``), and that face's row: for each face, how far the incident polygon's deepest vertex lies
@@ -137,14 +138,41 @@ def _max_separation(vertices, normals, ref0, ref1, inc0, inc1, c, s, tx, ty):
 
 @njit(cache=True, forceinline=True)
 def _segment_nearest(px, py, ax, ay, bx, by):
-    """The point of segment ab nearest to p, and its squared distance (m^2)."""
+    """The point of segment ab nearest to p, its squared distance (m^2), and whether it lies strictly
+    inside the segment (not at an end)."""
     ex = bx - ax
     ey = by - ay
     u = ((px - ax) * ex + (py - ay) * ey) / (ex * ex + ey * ey)
     u = min(max(u, 0.0), 1.0)
     qx = ax + u * ex
     qy = ay + u * ey
-    return qx, qy, (px - qx) ** 2 + (py - qy) ** 2
+    return qx, qy, (px - qx) ** 2 + (py - qy) ** 2, 0.0 < u < 1.0
+
+
+@njit(cache=True, forceinline=True)
+def nearest_on_outline(px, py, vertices, normals, first, end):
+    """The signed distance (m) from point p to the convex outline of rows ``first:end`` (``vertices`` and
+    their edges' outward unit ``normals``, in p's frame; two rows are a segment, its normals opposite),
+    negative inside; the unit direction ``nx, ny`` from the outline's nearest point to p; the row of the
+    edge that holds it; and whether it lies strictly inside that edge (then the direction is the edge's
+    normal, which round-off cannot tilt however small the distance). The nearest point is ``p - distance
+    n``. The edge of largest separation holds it, on its inside or at one of its ends (the vertex regions);
+    docs/polygons.md, Geometry."""
+    best = -INF
+    edge = first
+    for k in range(first, end):
+        sep = normals[k, 0] * (px - vertices[k, 0]) + normals[k, 1] * (py - vertices[k, 1])
+        if sep > best:
+            best = sep
+            edge = k
+    e2 = _next(edge, first, end)
+    qx, qy, d2, inside = _segment_nearest(px, py, vertices[edge, 0], vertices[edge, 1], vertices[e2, 0],
+                                          vertices[e2, 1])  # fmt: skip
+    # Beside the edge, the nearest point is its end; a segment's every point beside it is outside it.
+    if not inside and d2 > 0.0 and (best > 0.0 or end - first < 3):
+        distance = math.sqrt(d2)
+        return distance, (px - qx) / distance, (py - qy) / distance, edge, False
+    return best, normals[edge, 0], normals[edge, 1], edge, inside
 
 
 @njit(cache=True, forceinline=False)
@@ -162,12 +190,12 @@ def _nearest_points(vertices, ref0, ref1, inc0, inc1, c, s, tx, ty):
         by = vertices[k2, 1]
         for q in range(inc0, inc1):
             wx, wy = _placed(vertices, q, c, s, tx, ty)
-            qx, qy, d2 = _segment_nearest(wx, wy, ax, ay, bx, by)
+            qx, qy, d2, _ = _segment_nearest(wx, wy, ax, ay, bx, by)
             if d2 < best:
                 best, rx, ry, ix, iy = d2, qx, qy, wx, wy
             # the reference vertex k against the incident edge from q
             w2x, w2y = _placed(vertices, _next(q, inc0, inc1), c, s, tx, ty)
-            qx, qy, d2 = _segment_nearest(ax, ay, wx, wy, w2x, w2y)
+            qx, qy, d2, _ = _segment_nearest(ax, ay, wx, wy, w2x, w2y)
             if d2 < best:
                 best, rx, ry, ix, iy = d2, ax, ay, qx, qy
     return math.sqrt(best), rx, ry, ix, iy
@@ -304,11 +332,11 @@ def polygons_manifold(i, j, x, angle, start, vertices, normals, reach, within, p
     ix = -(cj * dx + sj * dy)
     iy = -(-sj * dx + cj * dy)
     i0, i1, j0, j1 = start[i], start[i + 1], start[j], start[j + 1]
-    sep_i, edge_i = _max_separation(vertices, normals, i0, i1, j0, j1, c, s, jx, jy)
+    sep_i, edge_i = max_separation(vertices, normals, i0, i1, j0, j1, c, s, jx, jy)
     if sep_i > reach:
         gaps_out[0] = sep_i
         return 0
-    sep_j, edge_j = _max_separation(vertices, normals, j0, j1, i0, i1, c, -s, ix, iy)
+    sep_j, edge_j = max_separation(vertices, normals, j0, j1, i0, i1, c, -s, ix, iy)
     if sep_j > reach:
         gaps_out[0] = sep_j
         return 0
@@ -338,26 +366,9 @@ def polygon_disk_manifold(i, j, x, angle, radius, start, vertices, normals, poin
     dy = x[j, 1] - x[i, 1]
     px = c * dx + s * dy
     py = -s * dx + c * dy
-    first, end = start[i], start[i + 1]
-    best = -INF
-    edge = first
-    for k in range(first, end):
-        sep = normals[k, 0] * (px - vertices[k, 0]) + normals[k, 1] * (py - vertices[k, 1])
-        if sep > best:
-            best = sep
-            edge = k
-    nx = normals[edge, 0]
-    ny = normals[edge, 1]
-    e2 = _next(edge, first, end)
-    qx, qy, d2 = _segment_nearest(px, py, vertices[edge, 0], vertices[edge, 1], vertices[e2, 0], vertices[e2, 1])
-    distance = math.sqrt(d2)
-    if best > 0.0 and distance > best:  # outside, nearest to a vertex: the normal joins it to the centre
-        nx = (px - qx) / distance
-        ny = (py - qy) / distance
-    else:  # inside, or facing the face: its normal, and the centre's projection on its line
-        distance = best
-        qx = px - best * nx
-        qy = py - best * ny
+    distance, nx, ny, _, _ = nearest_on_outline(px, py, vertices, normals, start[i], start[i + 1])
+    qx = px - distance * nx
+    qy = py - distance * ny
     gap = distance - radius[j]
     points_out[0, 0] = x[i, 0] + c * (qx + 0.5 * gap * nx) - s * (qy + 0.5 * gap * ny)
     points_out[0, 1] = x[i, 1] + s * (qx + 0.5 * gap * nx) + c * (qy + 0.5 * gap * ny)
