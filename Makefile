@@ -33,7 +33,6 @@ bench: $(BENCH)
 	$(PY) benchmarks/run.py
 	$(PY) benchmarks/piles.py
 	$(PY) benchmarks/polygon_toi.py
-	$(PY) benchmarks/rigid_impact.py
 
 clean:
 	rm -rf $(VENV) carom-demo .pytest_cache

@@ -8,18 +8,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from naive import naive_mode_enumeration, naive_newton_coulomb, naive_rigid_rounds
+from naive import naive_newton_coulomb, naive_rigid_rounds
 
 from carom.contact.rigid import (
     RigidBodies,
     RigidContacts,
     RigidImpact,
-    _pivot_min_norm,
-    _solve_min_norm,
     contact_rates,
-    delassus,
     resolve_rigid_impact,
-    solve_modes,
     solve_rigid_round,
 )
 from carom.errors import ContactError
@@ -182,21 +178,6 @@ def test_a_box_tilted_by_1e_9_lands_almost_as_a_flat_one(mu, velocity):
         scale = np.abs(velocity).max()
         np.testing.assert_allclose(tilted.velocity, flat.velocity, rtol=0, atol=1e-8 * scale)
         assert abs(tilted.angular_velocity[0] - flat.angular_velocity[0]) <= 1e-8 * scale
-
-
-@pytest.mark.parametrize("mu", [0.2, 0.6])
-@pytest.mark.parametrize(("width", "height"), [(1.0, 0.5), (2.0, 2.0)])
-def test_an_elastic_flat_landing_with_friction_takes_the_least_norm_impulses(mu, width, height):
-    """e = 1: the kinetic energy does not change, so assignments that squeeze the face with opposite tangential
-    impulses (``T_1 = -T_2 = mu P``, the same velocities) tie with sticking at 0 J; the tie goes to the
-    smallest impulses, ``T = 0`` and ``P = m (1 + e) v / 2`` at each corner, whatever the round-off of 0 J."""
-    m, v = 1.0, 1.0
-    corners = box_corners(width, height, 0.0)
-    low = corners[np.argsort(corners[:, 1])[:2]]
-    bodies = one_body(m, m * (width**2 + height**2) / 12, (0.0, -v))
-    out = resolve_rigid_impact(bodies, on_floor(low, 1.0, mu))
-    np.testing.assert_allclose(out.impulse, [[m * v, 0.0], [m * v, 0.0]], rtol=0, atol=1e-12)
-    np.testing.assert_allclose(out.velocity[0], [0.0, v], rtol=0, atol=1e-12)
 
 
 def test_a_sliding_box_landing_flat_with_friction_stops_sliding_without_spin():
@@ -389,127 +370,6 @@ def test_frictionless_impacts_match_the_dense_enumeration(scene, blocks):
     scale = np.abs(bodies.velocity).max() + np.abs(bodies.angular_velocity).max()
     np.testing.assert_allclose(out.velocity, v, rtol=0, atol=1e-9 * scale)
     np.testing.assert_allclose(out.angular_velocity, w, rtol=0, atol=1e-8 * scale)
-
-
-# ---------------------------------------------------------------------------------------------------------
-# The exact solve of a round against the dense enumeration
-
-
-@st.composite
-def flat_landings(draw):
-    """A box landing flat (no spin) on a floor, on a free box, across two free boxes, or into the corner of a
-    floor and a side wall: 2 or 4 contacts whose Delassus matrix is singular (the tangent rows of one face
-    coincide, or more contacts than degrees of freedom), so the impulses are the least-norm ones."""
-    kind = draw(st.sampled_from(["floor", "box", "two boxes", "corner"]))
-    w, h = draw(st.floats(0.1, 1.0)), draw(st.floats(0.1, 1.0))  # half width, half height
-    mass = draw(st.floats(0.5, 5.0))
-    velocity = (draw(st.floats(-3.0, 3.0)), draw(st.floats(-4.0, -0.5)))
-    e, mu = draw(st.floats(0.0, 1.0)), draw(st.sampled_from([0.0, 0.2, 0.6, 2.0]))
-    down, left = (0.0, -1.0), (-1.0, 0.0)
-    if kind == "floor":
-        x, v = [(0.0, 0.0)], [velocity]
-        rows = [(0, -1, (-w, -h), down), (0, -1, (w, -h), down)]
-    elif kind == "corner":
-        x, v = [(0.0, 0.0)], [(-abs(velocity[0]) - 0.1, velocity[1])]
-        rows = [(0, -1, (-w, -h), down), (0, -1, (w, -h), down), (0, -1, (-w, -h), left), (0, -1, (-w, h), left)]
-    elif kind == "box":
-        shift = draw(st.floats(-0.9, 0.9)) * w
-        x, v = [(shift, 2 * h), (0.0, 0.0)], [velocity, (draw(st.floats(-1.0, 1.0)), draw(st.floats(-1.0, 1.0)))]
-        rows = [(0, 1, (max(shift - w, -w), h), down), (0, 1, (min(shift + w, w), h), down)]
-    else:
-        x, v = [(w, 2 * h), (0.0, 0.0), (2 * w, 0.0)], [velocity, (0.0, 0.0), (0.0, 0.0)]
-        rows = [(0, 1, (0.0, h), down), (0, 1, (w, h), down), (0, 2, (w, h), down), (0, 2, (2 * w, h), down)]
-    n, k = len(x), len(rows)
-    inertia = mass * (4 * w * w + 4 * h * h) / 12
-    bodies = RigidBodies(np.array(x), np.array(v), np.zeros(n), np.full(n, 1 / mass), np.full(n, 1 / inertia))
-    contacts = RigidContacts(np.array([r[0] for r in rows]), np.array([r[1] for r in rows]),
-                             np.array([r[2] for r in rows], dtype=float), np.array([r[3] for r in rows], dtype=float),
-                             np.full(k, e), np.full(k, mu))  # fmt: skip
-    return bodies, contacts
-
-
-def first_round(bodies, contacts):
-    """``W``, ``g``, ``target``, ``mu`` of a round of every contact, as `solve_rigid_round` builds them."""
-    ci, cj = np.asarray(contacts.body_i, dtype=np.int64), np.asarray(contacts.body_j, dtype=np.int64)
-    point, normal = np.asarray(contacts.point, dtype=float), np.asarray(contacts.normal, dtype=float)
-    W = delassus(np.arange(len(ci)), ci, cj, point, normal, bodies.position, bodies.inv_mass, bodies.inv_inertia)
-    rates = rates_after(bodies, contacts, RigidImpact(bodies.velocity, bodies.angular_velocity, None, 0))
-    target = np.asarray(contacts.restitution) * np.maximum(rates[:, 0], 0.0)
-    return W, rates.reshape(-1).copy(), target, np.asarray(contacts.friction, dtype=float)
-
-
-def fast_and_dense(scene):
-    """The impulses of the round of every contact by `solve_modes` and by `naive_mode_enumeration` (None when
-    no assignment is valid), with its ``W`` and largest rate (m/s)."""
-    W, g, target, mu = first_round(*scene)
-    fast = np.zeros(len(g))
-    found = solve_modes(W, g, target, mu, fast)
-    return (fast if found else None), naive_mode_enumeration(W, g, target, mu), W, np.abs(g).max()
-
-
-@settings(max_examples=200)
-@given(flat_landings())
-def test_flat_landings_match_the_dense_enumeration(scene):
-    """`solve_modes` (complete pivoting on each assignment's equations, with the tangential impulses of sliding
-    contacts eliminated) against `naive_mode_enumeration` (numpy's SVD least squares on the full equations) on
-    singular rounds: the same least-norm impulses and velocities, to 1e-12 (seen: 4e-14; the bodies' mass
-    matrices are conditioned to about 1e2 here)."""
-    fast, dense, W, rate = fast_and_dense(scene)
-    assert (fast is None) == (dense is None)  # a box driven into a corner may have no valid assignment
-    if fast is None:
-        return
-    np.testing.assert_allclose(fast, dense, rtol=0, atol=1e-12 * np.abs(dense).max())
-    np.testing.assert_allclose(W @ fast, W @ dense, rtol=0, atol=1e-12 * rate)
-
-
-@settings(max_examples=300)
-@given(scenes())
-def test_random_rounds_match_the_dense_enumeration(scene):
-    """The same on random rounds: the same rounds solvable. Where W is regular (least singular value above 1e-6
-    of the largest) the impulses are unique: equal to 1e-10 of the largest (round-off times the condition of the
-    chosen assignment's equations; seen: 2e-14). Where random contacts make W singular, the rank decisions of
-    the two solves may differ on ill-conditioned assignments: the velocities still agree, to 1e-8 of the largest
-    rate (seen: 3e-10), the impulses need not (they are not unique)."""
-    fast, dense, W, rate = fast_and_dense(scene)
-    assert (fast is None) == (dense is None)
-    if fast is None:
-        return
-    singular = np.linalg.svd(W, compute_uv=False)
-    if singular[-1] > 1e-6 * singular[0]:
-        np.testing.assert_allclose(fast, dense, rtol=0, atol=1e-10 * np.abs(dense).max())
-        np.testing.assert_allclose(W @ fast, W @ dense, rtol=0, atol=1e-10 * rate)
-    else:
-        np.testing.assert_allclose(W @ fast, W @ dense, rtol=0, atol=1e-8 * rate)
-
-
-@pytest.mark.parametrize("seed", range(4))
-def test_the_pivoting_solve_gives_the_least_norm_solution_of_rank_deficient_systems(seed):
-    """`_pivot_min_norm` on consistent m x m systems of every rank r (A = B C, B m x r, C r x m): the rank, and
-    the least-norm solution ``pinv(A) b`` to 1e-10 of its size (the random factors are well conditioned)."""
-    rng = np.random.default_rng(seed)
-    for m in range(1, 9):
-        for r in range(m + 1):
-            A = rng.normal(size=(m, r)) @ rng.normal(size=(r, m))
-            b = A @ rng.normal(size=m)
-            out = np.zeros(m)
-            rank = _pivot_min_norm(A, b, m, np.empty((m, m)), np.empty(m), np.empty(m, np.int64), out)
-            assert rank == r
-            expected = np.linalg.pinv(A, rcond=1e-13) @ b
-            np.testing.assert_allclose(out, expected, rtol=0, atol=1e-10 * max(np.abs(expected).max(), 1e-300))
-
-
-def test_the_pivoting_solve_leaves_an_unclear_rank_to_the_svd():
-    """``A = [[1, 1], [1, 1 + s]]`` (rows already equilibrated) has a second pivot of about s: clearly regular for
-    s = 1e-8, clearly 0 for s = 1e-17 (1 + s rounds to 1), and unclear in between (-1). `_solve_min_norm` then
-    takes the SVD's answer: for s = 1e-14 its singular values are 2 and s/2, below the 1e-13 cut, so
-    ``A x = (2, 2 + 2s)`` has the least-norm answer of rank 1, (1, 1), and not the exact (0, 2)."""
-    work = (np.empty((2, 2)), np.empty(2), np.empty(2, np.int64))
-    for small, rank in [(1e-8, 2), (1e-11, -1), (1e-14, -1), (1e-17, 1)]:
-        A = np.array([[1.0, 1.0], [1.0, 1.0 + small]])
-        assert _pivot_min_norm(A, np.array([2.0, 2.0]), 2, *work, np.zeros(2)) == rank
-    out = np.zeros(2)
-    assert _solve_min_norm(np.array([[1.0, 1.0], [1.0, 1.0 + 1e-14]]), np.array([2.0, 2.0 + 2e-14]), 2, *work, out)
-    np.testing.assert_allclose(out, [1.0, 1.0], rtol=0, atol=1e-12)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -25,14 +25,12 @@ next round. Each round asks, at every contact of the round:
   cap never changes their exact answers.
 
 Each round is a linear complementarity problem solved *exactly* by enumerating the contact modes (off,
-on and sticking, on and sliding either way; off or on without friction) and keeping, among the assignments
-whose equations have a solution that satisfies every inequality, the one of least kinetic energy, ties to the
-smallest impulses. Velocities are unique for frictionless rounds, impulses not always (more contacts than
-degrees of freedom: a box landing flat with friction): each assignment's equations are solved with the least
-norm, which gives the symmetric impulses of a flat landing. The equations of an assignment are those of its
-contacts that are on, with the tangential impulse of a sliding contact eliminated (``T = +-mu P``), solved by
-Gaussian elimination with complete pivoting; LAPACK's SVD takes the rare systems whose rank is unclear. Rounds
-whose enumeration would exceed ``max_modes`` use block Gauss–Seidel, each contact's block solved exactly.
+on and sticking, on and sliding either way; off or on without friction) and keeping, among the modes whose
+linear system is regular and whose answer satisfies every inequality, the one of least kinetic energy.
+Velocities are unique for frictionless rounds, impulses not always (more contacts than degrees of freedom:
+a box landing flat with friction); a mode with a singular system is skipped, and another mode then gives
+the same velocities (a basic solution exists, as for any positive semidefinite LCP). Rounds whose
+enumeration would exceed ``max_modes`` use block Gauss–Seidel, each contact's block solved exactly.
 """
 
 from __future__ import annotations
@@ -53,11 +51,6 @@ APPROACH_ROUNDOFF = 1e-12
 #: Relative slack of the equations and inequalities a mode's answer must satisfy; relative rank cut-off.
 _SLACK = 1e-11
 _RANK = 1e-13
-#: Relative pivots of complete pivoting (`_pivot_min_norm`, m <= 8 unknowns) taken as 0, and those clearly
-#: not: the singular values left after r pivots are at most m^2 times pivot r + 1, and the r-th is at least
-#: about pivot r / (2^m m), so both bounds decide the rank as `_RANK` does; a pivot in between goes to the SVD.
-_ZERO_PIVOT = 1e-15
-_REGULAR_PIVOT = 1e-9
 #: Bisection steps of the energy cap (the factor to 2^-40).
 _CAP_STEPS = 40
 #: Modes of one contact: off; on without friction (T = 0); on and sticking; sliding with T = +mu P, -mu P.
@@ -225,133 +218,21 @@ def delassus(sel, ci, cj, point, normal, x, inv_mass, inv_inertia):
     return W
 
 
-@njit(cache=True, forceinline=True)
-def _equilibrate(A, b, m):
-    """Divide each row of ``A[:m, :m] x = b[:m]`` by its largest entry of ``A``; False if a row of ``A`` is 0."""
+@njit(cache=True, forceinline=False)
+def _solve_min_norm(A, b, out):
+    """The least-norm solution of ``A out = b`` (rows equilibrated first; LAPACK's SVD least squares with
+    singular values below `_RANK` of the largest taken as 0). Returns False if the system is inconsistent
+    (a residual beyond `_SLACK` of its row's scale): a mode whose equations no impulses satisfy."""
+    m = len(b)
     for r in range(m):
         s = 0.0
         for q in range(m):
             s = max(s, abs(A[r, q]))
         if s == 0.0:
             return False
-        s = 1.0 / s
-        for q in range(m):
-            A[r, q] *= s
-        b[r] *= s
-    return True
-
-
-@njit(cache=True, forceinline=True)
-def _complete_pivoting(A, b, m, lu, y, cols):
-    """Gaussian elimination of ``A[:m, :m] x = b[:m]`` with complete pivoting, stopped at the rank: ``lu`` gets
-    ``U`` (the eliminated entries below it are left stale), ``y`` the eliminated right-hand side, ``cols`` the
-    order of the unknowns. Returns the rank: the pivots down to `_ZERO_PIVOT` of the first, all of them at least
-    `_REGULAR_PIVOT` of it; or -1 if one lies in between (a rank that is not clear)."""
-    for q in range(m):
-        for r in range(m):
-            lu[q, r] = A[q, r]
-        y[q] = b[q]
-        cols[q] = q
-    first = 0.0
-    for p in range(m):
-        big, pi, pj = -1.0, p, p
-        for i in range(p, m):
-            for j in range(p, m):
-                if abs(lu[i, j]) > big:
-                    big, pi, pj = abs(lu[i, j]), i, j
-        if p == 0:
-            first = big
-        if big <= _ZERO_PIVOT * first:
-            return p
-        if big < _REGULAR_PIVOT * first:
-            return -1
-        for j in range(m):
-            lu[p, j], lu[pi, j] = lu[pi, j], lu[p, j]
-        y[p], y[pi] = y[pi], y[p]
-        for i in range(m):
-            lu[i, p], lu[i, pj] = lu[i, pj], lu[i, p]
-        cols[p], cols[pj] = cols[pj], cols[p]
-        inverse = 1.0 / lu[p, p]
-        for i in range(p + 1, m):
-            f = lu[i, p] * inverse
-            for j in range(p + 1, m):
-                lu[i, j] -= f * lu[p, j]
-            y[i] -= f * y[p]
-    return m
-
-
-@njit(cache=True, forceinline=True)
-def _least_norm_from_pivoting(m, rank, lu, y, cols, out):
-    """``out[:m]``, the least-norm solution of the system `_complete_pivoting` eliminated to ``rank`` (its
-    rows past the rank dropped). The basic solution ``z`` (free unknowns 0) moves along the null space
-    ``N = [-B; I]``, ``B = U11^-1 U12``, to the least norm: ``x = z - N c`` with ``(I + B^T B) c = -B^T z_B``."""
-    for i in range(rank - 1, -1, -1):  # z_B = U11^-1 y and B = U11^-1 U12, in place
-        for q in range(rank, m):
-            for j in range(i + 1, rank):
-                lu[i, q] -= lu[i, j] * lu[j, q]
-            lu[i, q] /= lu[i, i]
-        for j in range(i + 1, rank):
-            y[i] -= lu[i, j] * y[j]
-        y[i] /= lu[i, i]
-    for a in range(rank, m):  # I + B^T B and -B^T z_B in the trailing block, then its Cholesky factor L L^T
-        y[a] = 0.0
-        for i in range(rank):
-            y[a] -= lu[i, a] * y[i]
-        for q in range(rank, a + 1):
-            total = 1.0 if q == a else 0.0
-            for i in range(rank):
-                total += lu[i, a] * lu[i, q]
-            lu[a, q] = total
-    for a in range(rank, m):
-        for q in range(rank, a):
-            lu[a, a] -= lu[a, q] ** 2
-        lu[a, a] = math.sqrt(lu[a, a])
-        for r in range(a + 1, m):
-            for q in range(rank, a):
-                lu[r, a] -= lu[r, q] * lu[a, q]
-            lu[r, a] /= lu[a, a]
-    for a in range(rank, m):  # c = (L L^T)^-1 (-B^T z_B), in y[rank:]
-        for q in range(rank, a):
-            y[a] -= lu[a, q] * y[q]
-        y[a] /= lu[a, a]
-    for a in range(m - 1, rank - 1, -1):
-        for q in range(a + 1, m):
-            y[a] -= lu[q, a] * y[q]
-        y[a] /= lu[a, a]
-    for i in range(rank):  # x_B = z_B + B c, x_N = -c
-        total = y[i]
-        for a in range(rank, m):
-            total += lu[i, a] * y[a]
-        out[cols[i]] = total
-    for a in range(rank, m):
-        out[cols[a]] = -y[a]
-
-
-@njit(cache=True, forceinline=False)
-def _pivot_min_norm(A, b, m, lu, y, cols, out):
-    """The least-norm solution ``out[:m]`` of ``A[:m, :m] out = b[:m]`` by complete pivoting
-    (`_complete_pivoting`, `_least_norm_from_pivoting`) when its rank is clear; pivots at most `_ZERO_PIVOT` of
-    the first are taken as 0, as `_RANK` takes their singular values. Returns the rank, or -1 when it is not
-    clear (``out`` untouched; the caller then uses the SVD). ``lu`` (m, m), ``y`` (m,), ``cols`` (m,) are work
-    arrays; ``A`` and ``b`` are kept. Consistency is not checked: rows past the rank are dropped."""
-    rank = _complete_pivoting(A, b, m, lu, y, cols)
-    if rank >= 0:
-        _least_norm_from_pivoting(m, rank, lu, y, cols, out)
-    return rank
-
-
-@njit(cache=True, forceinline=True)
-def _solve_min_norm(A, b, m, lu, y, cols, out):
-    """The least-norm solution ``out[:m]`` of ``A[:m, :m] out = b[:m]`` (rows equilibrated first; singular
-    values below `_RANK` of the largest taken as 0): `_pivot_min_norm`, else LAPACK's SVD least squares. Returns
-    False if the system is inconsistent (a residual beyond `_SLACK` of its row's scale)."""
-    if not _equilibrate(A, b, m):
-        return False
-    rank = _pivot_min_norm(A, b, m, lu, y, cols, out)
-    if rank == m:
-        return True
-    if rank < 0:
-        out[:m] = np.linalg.lstsq(A[:m, :m].copy(), b[:m].copy(), rcond=_RANK)[0]
+        A[r, :] /= s
+        b[r] /= s
+    out[:] = np.linalg.lstsq(A.copy(), b.copy(), rcond=_RANK)[0]
     largest = 0.0
     for q in range(m):
         largest = max(largest, abs(out[q]))
@@ -364,111 +245,84 @@ def _solve_min_norm(A, b, m, lu, y, cols, out):
     return True
 
 
-@njit(cache=True, forceinline=True)
-def _slide_ratio(mode, mu):
-    """``T / P`` of a contact that is on and not sticking: 0 (smooth), ``+mu`` or ``-mu`` (sliding)."""
-    return 0.0 if mode == _SMOOTH else (mu if mode == _SLIDE_UP else -mu)
-
-
-@njit(cache=True, forceinline=True)
-def _mode_system(W, g, target, mu, modes, on, count, A, b):
-    """The linear equations of one mode assignment: per contact of ``on[:count]`` (the others are off,
-    ``P = T = 0``), ``u' = -target``, and ``s' = 0`` if it sticks; ``T = ratio P`` otherwise (`_slide_ratio`),
-    eliminated. Unknowns: ``P sqrt(1 + ratio^2)`` per contact that is on, then ``T`` per sticking one, so that
-    their norm is the norm of the impulses (the least-norm solution gives the least-norm impulses); rows: ``u'``
-    per contact that is on, then ``s'`` per sticking one. Returns the size d; ``A[:d, :d]``, ``b[:d]`` hold them."""
-    d = count
-    for s in range(count):
-        if modes[on[s]] == _STICK:
-            d += 1
-    row = 0
-    for direction in range(2):
-        for s in range(count):
-            c = on[s]
-            if direction == 1 and modes[c] != _STICK:
-                continue
-            r = 2 * c + direction
-            b[row] = g[r] + (target[c] if direction == 0 else 0.0)
-            col = count
-            for q in range(count):
-                cq = on[q]
-                if modes[cq] == _STICK:
-                    A[row, q] = W[r, 2 * cq]
-                    A[row, col] = W[r, 2 * cq + 1]
-                    col += 1
-                else:
-                    ratio = _slide_ratio(modes[cq], mu[cq])
-                    A[row, q] = (W[r, 2 * cq] + ratio * W[r, 2 * cq + 1]) / math.sqrt(1.0 + ratio * ratio)
-            row += 1
-    return d
-
-
-@njit(cache=True, forceinline=True)
-def _mode_impulses(W, g, target, mu, modes, on, count, A, b, lu, y, cols, sub, lam):
-    """The least-norm impulses ``lam`` (2k,) of one mode assignment (`_mode_system`, `_solve_min_norm`), exact
-    zeros where the mode says so; False if its equations have no solution. ``A``, ``b``, ``lu``, ``y``,
-    ``cols``, ``sub``: work arrays of the 2k unknowns."""
-    d = _mode_system(W, g, target, mu, modes, on, count, A, b)
-    if not _solve_min_norm(A, b, d, lu, y, cols, sub):
-        return False
-    col = count
-    for s in range(count):
-        c = on[s]
+@njit(cache=True, forceinline=False)
+def _mode_system(W, g, target, mu, modes, A, b):
+    """The linear equations of one mode assignment: per contact, off (``P = T = 0``) or on (``u' = -target``)
+    with ``T = 0`` (smooth), ``s' = 0`` (stick) or ``T = +-mu P`` (slide)."""
+    m = len(g)
+    A[:, :] = 0.0
+    for c in range(m // 2):
+        n, t = 2 * c, 2 * c + 1
+        if modes[c] == _OFF:
+            A[n, n] = 1.0
+            A[t, t] = 1.0
+            b[n] = 0.0
+            b[t] = 0.0
+            continue
+        A[n, :] = W[n, :]
+        b[n] = g[n] + target[c]
         if modes[c] == _STICK:
-            lam[2 * c] = sub[s]
-            lam[2 * c + 1] = sub[col]
-            col += 1
+            A[t, :] = W[t, :]
+            b[t] = g[t]
         else:
-            ratio = _slide_ratio(modes[c], mu[c])
-            lam[2 * c] = sub[s] / math.sqrt(1.0 + ratio * ratio)
-            lam[2 * c + 1] = ratio * lam[2 * c]
-    return True
+            A[t, t] = 1.0
+            A[t, n] = 0.0 if modes[c] == _SMOOTH else (-mu[c] if modes[c] == _SLIDE_UP else mu[c])
+            b[t] = 0.0
 
 
-@njit(cache=True, forceinline=True)
-def _rates_after(W, g, on, count, lam, after):
-    """``after = g - W lam`` (m/s), the rates after impulses ``lam`` that are 0 outside the contacts
-    ``on[:count]``."""
-    for a in range(len(g)):
-        total = g[a]
-        for s in range(count):
-            c = on[s]
-            total -= W[a, 2 * c] * lam[2 * c] + W[a, 2 * c + 1] * lam[2 * c + 1]
-        after[a] = total
-
-
-@njit(cache=True, forceinline=True)
-def _mode_holds(W, g, target, mu, modes, on, count, lam, after, tol_v):
-    """Whether the impulses ``lam`` of a mode assignment (0 outside the contacts ``on[:count]``) satisfy every
-    inequality of the law, to ``tol_v`` (m/s) for the rates and `_SLACK` of the largest impulse for the impulses:
-    first those of the impulses, then those of the rates after, which it leaves in ``after`` (`_rates_after`)."""
+@njit(cache=True, forceinline=False)
+def _mode_holds(W, g, target, mu, modes, lam):
+    """Whether the impulses ``lam`` of a mode assignment satisfy every inequality of the law (to `_SLACK`)."""
+    m = len(g)
+    v_scale = 0.0
     p_scale = 0.0
-    for a in range(len(lam)):
+    for a in range(m):
+        v_scale = max(v_scale, abs(g[a]))
         p_scale = max(p_scale, abs(lam[a]))
+    for c in range(m // 2):
+        v_scale = max(v_scale, target[c])
+    tol_v = _SLACK * v_scale
     tol_p = _SLACK * p_scale
-    for s in range(count):
-        c = on[s]
-        if lam[2 * c] < -tol_p:
-            return False
-        if modes[c] == _STICK and abs(lam[2 * c + 1]) > mu[c] * lam[2 * c] + tol_p:
-            return False
-    _rates_after(W, g, on, count, lam, after)
-    for c in range(len(target)):
+    for c in range(m // 2):
+        n, t = 2 * c, 2 * c + 1
+        after_n = g[n]
+        after_t = g[t]
+        for a in range(m):
+            after_n -= W[n, a] * lam[a]
+            after_t -= W[t, a] * lam[a]
         mode = modes[c]
-        if mode == _OFF and after[2 * c] > -target[c] + tol_v:
+        if mode == _OFF:
+            if after_n > -target[c] + tol_v:
+                return False
+            continue
+        if lam[n] < -tol_p:
             return False
-        if mode == _SLIDE_UP and after[2 * c + 1] < -tol_v:
+        if mode == _STICK and abs(lam[t]) > mu[c] * lam[n] + tol_p:
             return False
-        if mode == _SLIDE_DOWN and after[2 * c + 1] > tol_v:
+        if mode == _SLIDE_UP and after_t < -tol_v:
+            return False
+        if mode == _SLIDE_DOWN and after_t > tol_v:
             return False
     return True
 
 
 @njit(cache=True, forceinline=False)
+def _energy_change(W, g, lam):
+    """Kinetic energy change (J) of impulses ``lam``: ``-lam . g + lam W lam / 2``."""
+    m = len(g)
+    total = 0.0
+    for a in range(m):
+        wl = 0.0
+        for q in range(m):
+            wl += W[a, q] * lam[q]
+        total += lam[a] * (0.5 * wl - g[a])
+    return total
+
+
+@njit(cache=True, forceinline=False)
 def solve_modes(W, g, target, mu, out):
-    """Exact solve of one round by enumerating every contact's modes (`_mode_impulses`): ``out`` gets the
-    impulses of the valid mode assignment of least kinetic energy, ties (to `_SLACK` of the size of the energy
-    change's terms) to the smallest impulses. Returns False if no assignment is valid.
+    """Exact solve of one round by enumerating every contact's modes (`_mode_system`): ``out`` gets the
+    impulses of the valid mode assignment of least kinetic energy. Returns False if no assignment is valid.
 
     ``W`` (2k, 2k) Delassus matrix, ``g`` (2k,) rates before (u, s per contact), ``target`` (k,) the
     separation speeds asked (``e u``), ``mu`` (k,)."""
@@ -477,52 +331,35 @@ def solve_modes(W, g, target, mu, out):
     radix = np.empty(k, np.int64)
     for c in range(k):
         radix[c] = 2 if mu[c] == 0.0 else 4
-    modes = np.empty(k, np.int64)
+    modes = np.zeros(k, np.int64)
     digits = np.zeros(k, np.int64)
-    on = np.empty(k, np.int64)
     A = np.empty((m, m))
-    lu = np.empty((m, m))
     b = np.empty(m)
-    y = np.empty(m)
-    cols = np.empty(m, np.int64)
-    sub = np.empty(m)
     lam = np.empty(m)
-    after = np.empty(m)
-    v_scale = 0.0  # m/s: the rates' slack is _SLACK of the largest rate or target
-    for a in range(m):
-        v_scale = max(v_scale, abs(g[a]))
-    for c in range(k):
-        v_scale = max(v_scale, target[c])
     found = False
     best = math.inf
-    best_scale = 0.0
     best_size = math.inf
     while True:
-        count = 0
         for c in range(k):
             modes[c] = _OFF if digits[c] == 0 else (_SMOOTH if radix[c] == 2 else _STICK + digits[c] - 1)
-            if modes[c] != _OFF:
-                on[count] = c
-                count += 1
-        for a in range(m):
-            lam[a] = 0.0
-        solved = _mode_impulses(W, g, target, mu, modes, on, count, A, b, lu, y, cols, sub, lam)
-        if solved and _mode_holds(W, g, target, mu, modes, on, count, lam, after, _SLACK * v_scale):
-            de = 0.0  # the kinetic energy change (J): -lam . g + lam W lam / 2 = -lam . (g + after) / 2
-            scale = 0.0  # J: the size of its terms, which sets its round-off (de is 0 when e = 1 and smooth)
+        _mode_system(W, g, target, mu, modes, A, b)
+        solved = _solve_min_norm(A, b, lam)
+        for c in range(k):  # exact zeros where the mode says so (least squares leaves round-off)
+            if modes[c] == _OFF:
+                lam[2 * c] = 0.0
+            if modes[c] == _OFF or modes[c] == _SMOOTH:
+                lam[2 * c + 1] = 0.0
+        if solved and _mode_holds(W, g, target, mu, modes, lam):
+            de = _energy_change(W, g, lam)
             size = 0.0
             for a in range(m):
-                de -= 0.5 * lam[a] * (g[a] + after[a])
-                scale += 0.5 * abs(lam[a]) * (abs(g[a]) + abs(after[a]))
                 size += lam[a] * lam[a]
-            tie = _SLACK * max(scale, best_scale)
+            tie = _SLACK * max(abs(de), abs(best)) if found else 0.0
             if not found or de < best - tie or (de <= best + tie and size < best_size):
                 best = min(de, best)
-                best_scale = max(scale, best_scale)
                 best_size = size
                 found = True
-                for a in range(m):
-                    out[a] = lam[a]
+                out[:] = lam
         c = 0
         while c < k and digits[c] == radix[c] - 1:
             digits[c] = 0
