@@ -256,13 +256,17 @@ def planar(draw, lo, hi):
     return (draw(st.floats(lo, hi)), draw(st.floats(lo, hi)))
 
 
-@settings(deadline=None, max_examples=200)  # the first example may include Numba compilation
-@given(
+#: A random convex shape (or the floor) for B and one for A, with the draws each test makes and its horizon (s).
+RANDOM_PAIRS = dict(
     shape_a=convex_shapes(),
     shape_b=st.one_of(convex_shapes(), st.just(FLOOR)),
     data=st.data(),
     horizon=st.floats(0.01, 2.0),
 )
+
+
+@settings(deadline=None, max_examples=200)  # the first example may include Numba compilation
+@given(**RANDOM_PAIRS)
 def test_random_shapes_contact_time_matches_reference(shape_a, shape_b, data, horizon):
     draw = data.draw
     spin = st.floats(-30.0, 30.0)
@@ -488,12 +492,7 @@ def feature_gaps(shape_a, motion_a, shape_b, motion_b):
 
 
 @settings(deadline=None, max_examples=200)
-@given(
-    shape_a=convex_shapes(),
-    shape_b=st.one_of(convex_shapes(), st.just(FLOOR)),
-    data=st.data(),
-    horizon=st.floats(0.01, 2.0),
-)
+@given(**RANDOM_PAIRS)
 def test_random_touching_starts_give_the_next_new_contact(shape_a, shape_b, data, horizon):
     """Shapes placed touching, then moved and turned at random: the search reports time 0 only for a
     touching vertex that approaches; otherwise no earlier than the first feature that did not touch (or
