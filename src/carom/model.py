@@ -10,15 +10,23 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from scipy.spatial import cKDTree
 
 from .config import DEFAULT, FRICTION_RULES, IMPACT_MODES, RESTITUTION_RULES, ROUNDOFF, Config
 from .materials import pair_key
+from .narrowphase.polygons import (
+    PolygonTable,
+    polygon_contact,
+    polygon_disk_contact,
+    polygon_table,
+    polygon_wall_contact,
+)
 from .narrowphase.spheres import touch_slacks
-from .shapes import ball_inertia_factor
-from .state import BodyState, WallState
+from .shapes import ball_inertia_factor, polygon_properties, rectangle_vertices
+from .state import SHAPE_POLYGON, SHAPE_SPHERE, BodyState, WallState
 
 
 @dataclass(frozen=True)
@@ -27,7 +35,8 @@ class Impact:
     j (for a wall: the wall's normal, away from the wall). ``impulse`` (N s) is the magnitude of the
     normal impulse; ``approach_speed`` (m/s) the normal approach speed before it. ``tangential_impulse``
     (N s, a vector in the contact plane) is the friction impulse on body j (body i receives its opposite):
-    zero between smooth bodies."""
+    zero between smooth bodies. ``point`` (m, world frame) is the contact point, where the engine reports
+    one (impacts of polygons), else None."""
 
     time: float
     i: int
@@ -37,6 +46,7 @@ class Impact:
     approach_speed: float
     restitution: float
     tangential_impulse: np.ndarray = None
+    point: np.ndarray | None = None
 
     def __post_init__(self):
         if self.tangential_impulse is None:
@@ -118,6 +128,68 @@ def _friction_pair(prefix: str, static, kinetic) -> tuple[float, float]:
     return mu_s, mu_k
 
 
+class _NewPolygon(NamedTuple):
+    """What `Model.add_bodies` needs to store one polygon besides a disk's fields (`Model.add_polygon`)."""
+
+    outline: np.ndarray  # (k, 2) m: vertices about the centroid, counter-clockwise (`shapes.polygon_properties`)
+    angle: float  # rad, counter-clockwise
+    area: float  # m^2
+    second_moment: float  # m^4, about the centroid: I = mass * second_moment / area
+
+
+def _polygon_mass(mass, density, area: float, fixed) -> float | None:
+    """The mass (kg) of a polygon of ``area`` (m^2) from its ``mass`` (checked later, as a disk's) or
+    ``density`` (kg/m^2): exactly one of them, or neither for a fixed body (None)."""
+    if mass is not None and density is not None:
+        raise ValueError(f"give a polygon's mass or its density, not both: got mass={mass!r}, density={density!r}")
+    if density is None:
+        if mass is None and not fixed:
+            raise ValueError("a polygon that is not fixed needs mass= (kg) or density= (kg/m^2); got neither")
+        return mass
+    rho = as_number("density", density)
+    if not rho > 0:
+        raise ValueError(f"density must be > 0 (kg/m^2), got {density!r}")
+    return rho * area
+
+
+class _Outline(NamedTuple):
+    """A body's shape and pose for the start-of-run overlap checks: ``outline`` its vertices about its
+    position (polygons) or None (disks); ``position`` (2,) m; ``angle`` rad; ``radius`` m (a polygon's
+    circumradius)."""
+
+    outline: np.ndarray | None
+    position: np.ndarray
+    angle: float
+    radius: float
+
+    def describe(self) -> str:
+        if self.outline is None:
+            return f"position {self.position.tolist()}, radius {self.radius}"
+        return f"a polygon at position {self.position.tolist()}, angle {self.angle}, circumradius {self.radius}"
+
+
+def _shape_gap(a: _Outline, b: _Outline) -> float:
+    """The gap (m, negative overlapping: the deepest point of the contact manifold) between two bodies of
+    which at least one is a polygon."""
+    if a.outline is None:
+        a, b = b, a
+    if b.outline is None:
+        return float(polygon_disk_contact(a.outline, a.position, a.angle, b.position, b.radius).gaps[0])
+    return float(polygon_contact(a.outline, a.position, a.angle, b.outline, b.position, b.angle).gaps[0])
+
+
+def _wall_gap(body: _Outline, point: np.ndarray, normal: np.ndarray) -> float:
+    """The gap (m, negative overlapping) between a polygon and the wall through ``point`` with unit
+    ``normal``: that of its deepest vertex."""
+    return float(polygon_wall_contact(body.outline, body.position, body.angle, point, normal).gaps[0])
+
+
+def _sticks_out(low: np.ndarray, high: np.ndarray, lo: np.ndarray, hi: np.ndarray, slack: float) -> bool:
+    """Whether the extent ``[low, high]`` (m, per axis) reaches beyond the box ``[lo, hi]`` by more than
+    ``slack`` (m) on some axis."""
+    return bool(np.any(low < lo - slack) or np.any(high > hi + slack))
+
+
 class Model:
     """Bodies (spheres in 3D, disks in 2D), walls and the impact model shared by both engines."""
 
@@ -155,6 +227,10 @@ class Model:
         self._pair_restitution: dict[int, float] = {}
         self._pair_friction: dict[int, tuple[float, float]] = {}  # key -> (mu_s, mu_k)
         self._names: list[str] = []  # per body id: its name, "" for none
+        #: Per body id: a polygon's vertices in its body frame (origin at the centroid, counter-clockwise, (k, 2)
+        #: float64, as `shapes.polygon_properties` returns them), None for a sphere or disk.
+        self._outlines: list[np.ndarray | None] = []
+        self._polygons: PolygonTable | None = None  # `polygon_table`, kept until bodies are added
         self._impact_callbacks: list[Callable[[Impact], None]] = []
 
     # ----------------------------------------------------------------- adding things
@@ -221,6 +297,7 @@ class Model:
         inertias=None,
         names=None,
         _single: bool = False,
+        _polygon: _NewPolygon | None = None,
     ) -> np.ndarray:
         """Add many bodies at once (arrays of shape (k, dim) / (k,), or scalars broadcast); return ids.
 
@@ -306,17 +383,20 @@ class Model:
             self._check_range(name, values, unit, low, field)
 
         labels = self._new_names(names, k, _single)
-        self._check_overlaps(pos, rad, _single)
+        self._check_overlaps(pos, rad, _single, _polygon)
         inertia_factor = ball_inertia_factor(dim)
+        shape = SHAPE_SPHERE if _polygon is None else SHAPE_POLYGON
         ids = np.empty(k, dtype=np.int64)
         for a in range(k):
             inv_m = 0.0 if fix[a] else 1.0 / mass[a]
             if fix[a]:
                 inv_i = 0.0
-            elif inertia is None:
-                inv_i = inv_m / (inertia_factor * rad[a] ** 2)
-            else:
+            elif inertia is not None:
                 inv_i = 1.0 / inertia[a]
+            elif _polygon is not None:
+                inv_i = 1.0 / (mass[a] * _polygon.second_moment / _polygon.area)
+            else:
+                inv_i = inv_m / (inertia_factor * rad[a] ** 2)
             ids[a] = self.bodies.append(
                 position=pos[a],
                 velocity=vel[a],
@@ -331,10 +411,81 @@ class Model:
                 kinetic_friction=mu_k[a],
                 rolling_resistance=mu_r[a],
                 fixed=fix[a],
+                shape=shape,
             )
+        if _polygon is not None:
+            self.bodies.orientation[ids[0], 0] = _polygon.angle
         self._names.extend(labels)
+        if len(self._outlines) != self.bodies.n - k:
+            self._outlines = self._outlines_of(self.bodies.n - k)
+        self._outlines.extend([None] * k if _polygon is None else [_polygon.outline])
         self._bodies_changed()
         return ids
+
+    def _outlines_of(self, n: int) -> list[np.ndarray | None]:
+        """The outlines of bodies ``[:n]`` (`set_state` may leave more of them, from bodies past a state it set,
+        or fewer, from a state of another world: those are disks)."""
+        return self._outlines[:n] + [None] * (n - len(self._outlines))
+
+    def add_polygon(
+        self,
+        vertices,
+        position,
+        *,
+        angle: float = 0.0,
+        velocity=None,
+        angular_velocity: float = 0.0,
+        mass: float | None = None,
+        density: float | None = None,
+        inertia: float | None = None,
+        restitution: float = 1.0,
+        static_friction: float = 0.0,
+        kinetic_friction: float | None = None,
+        drag_coefficient: float = 0.47,
+        fixed: bool = False,
+        name: str | None = None,
+    ) -> int:
+        """Add a rigid convex polygon (2D worlds only); return its id.
+
+        ``vertices``: (k, 2) m, k >= 3, in the body's own frame, in either winding (`shapes.check_polygon`
+        says what is refused). carom moves that frame's origin to the polygon's centroid, its centre of
+        mass: ``position`` (m) is where the centroid goes, and world vertex k is ``position + R(angle) (v_k -
+        centroid)``, ``angle`` (rad) turning counter-clockwise. ``mass`` (kg) or ``density`` (kg/m^2, mass =
+        density * area): exactly one, or neither for a ``fixed`` body. ``inertia`` (kg m^2, about the
+        centroid): default that of a uniform polygon, ``mass * second_moment / area``. The other keywords
+        are `add_body`'s; ``radii`` then holds the polygon's circumradius (its bounding radius, and the size
+        that ``Config.contact_tolerance`` and ``resting_gap`` scale with).
+        """
+        if self.dim != 2:
+            raise ValueError(f"polygons are 2D bodies: add_polygon needs dim=2, this world has dim={self.dim}")
+        shape = polygon_properties(vertices)
+        check_magnitude("the polygon's circumradius", shape.circumradius, "m", low=SMALLEST)
+        polygon = _NewPolygon(shape.vertices, as_number("angle", angle), shape.area, shape.second_moment)
+        mass = _polygon_mass(mass, density, shape.area, fixed)
+        ids = self.add_bodies(
+            [position],
+            velocities=None if velocity is None else [velocity],
+            masses=None if mass is None else [mass],
+            radii=[shape.circumradius],
+            restitution=restitution,
+            fixed=fixed,
+            drag_coefficient=drag_coefficient,
+            static_friction=static_friction,
+            kinetic_friction=kinetic_friction,
+            angular_velocities=[angular_velocity],
+            inertias=None if inertia is None else [inertia],
+            names=None if name is None else [name],
+            _single=True,
+            _polygon=polygon,
+        )
+        return int(ids[0])
+
+    def add_rectangle(self, width: float, height: float, position, **keywords) -> int:
+        """Add a ``width`` x ``height`` rectangle (m), sides along its body frame's axes, centred on
+        ``position`` (m) and turned by ``angle`` (rad, counter-clockwise); return its id. The keywords are
+        `add_polygon`'s."""
+        vertices = rectangle_vertices(as_number("width", width), as_number("height", height))
+        return self.add_polygon(vertices, position, **keywords)
 
     def _new_names(self, names, k: int, single: bool) -> list[str]:
         """Validated names of k new bodies ("" for none): strings, none given to another body."""
@@ -394,23 +545,46 @@ class Model:
         it keeps piles within, so that a world saved mid-run, e.g. by `to_scene`, can be built again.)"""
         return self.config.contact_tolerance
 
-    def _check_overlaps(self, pos: np.ndarray, rad: np.ndarray, single: bool) -> None:
+    def _check_overlaps(self, pos: np.ndarray, rad: np.ndarray, single: bool, polygon: _NewPolygon | None = None
+                        ) -> None:  # fmt: skip
+        """Raise ValueError if a new body (rows of ``pos`` and ``rad``; ``polygon``: the one new body is that
+        polygon) overlaps a wall, an earlier body or another new one by more than `_overlap_slop` of the
+        smaller size (a polygon's: its circumradius), plus round-off. Bounding circles are compared first; a
+        pair whose circles overlap and that holds a polygon is then measured by its contact manifold."""
         tol = self._overlap_slop
         b = self.bodies
-        for k in range(self.walls.n):
-            gap = (pos - self.walls.point[k]) @ self.walls.normal[k] - rad
-            size = np.maximum(np.abs(pos).max(axis=1), np.abs(self.walls.point[k]).max())
-            bad = np.flatnonzero(gap < -(tol * rad + ROUNDOFF * size))
-            if len(bad):
-                a = bad[0]
-                where = "" if single else f"[{a}]"
-                raise ValueError(
-                    f"body{where} at position {pos[a].tolist()} with radius {rad[a]} overlaps wall {k} "
-                    f"(point {self.walls.point[k].tolist()}, normal {self.walls.normal[k].tolist()}) "
-                    f"by {-gap[a]:.6g} m: bodies must start inside (on the normal side of) every wall"
-                )
         n = b.n
         old = np.flatnonzero(b.active[:n])
+
+        def shape_of(x: int) -> _Outline:  # x: an index into the old bodies, then the new ones
+            if x < len(old):
+                return self._outline_pose(old[x])
+            a = x - len(old)
+            if polygon is None:
+                return _Outline(None, pos[a], 0.0, float(rad[a]))
+            return _Outline(polygon.outline, pos[a], polygon.angle, float(rad[a]))
+
+        def name(x: int) -> str:
+            if x < len(old):
+                return f"body {old[x]}"
+            return "the new body" if single else f"new body [{x - len(old)}]"
+
+        for k in range(self.walls.n):
+            point, normal = self.walls.point[k], self.walls.normal[k]
+            gap = (pos - point) @ normal - rad
+            size = np.maximum(np.abs(pos).max(axis=1), np.abs(point).max())
+            slack = tol * rad + ROUNDOFF * size
+            bad = np.flatnonzero(gap < -slack)
+            if len(bad) and polygon is not None:
+                gap[0] = _wall_gap(shape_of(len(old)), point, normal)
+                bad = bad[gap[bad] < -slack[bad]]
+            if len(bad):
+                a = bad[0]
+                raise ValueError(
+                    f"{name(len(old) + a)} ({shape_of(len(old) + a).describe()}) overlaps wall {k} (point "
+                    f"{point.tolist()}, normal {normal.tolist()}) by {-gap[a]:.6g} m: bodies must start inside (on "
+                    f"the normal side of) every wall"
+                )
         all_pos = np.vstack([b.position[old], pos])
         all_rad = np.concatenate([b.radius[old], rad])
         if len(all_pos) < 2:
@@ -422,19 +596,20 @@ class Model:
         p, q = pairs[:, 0], pairs[:, 1]
         sum_r = all_rad[p] + all_rad[q]
         gap = np.linalg.norm(all_pos[p] - all_pos[q], axis=1) - sum_r
-        bad = np.flatnonzero(gap < -touch_slacks(all_rad[p], all_rad[q], all_pos[p], all_pos[q], tol))
+        slack = touch_slacks(all_rad[p], all_rad[q], all_pos[p], all_pos[q], tol)
+        bad = np.flatnonzero(gap < -slack)
+        if len(bad) and (polygon is not None or self.has_polygons):
+            for a in bad:
+                body_p, body_q = shape_of(p[a]), shape_of(q[a])
+                if body_p.outline is not None or body_q.outline is not None:
+                    gap[a] = _shape_gap(body_p, body_q)
+            bad = bad[gap[bad] < -slack[bad]]
         if len(bad):
             a = bad[np.argmin(gap[bad])]
-
-            def name(x):
-                if x < len(old):
-                    return f"body {old[x]}"
-                return "the new body" if single else f"new body [{x - len(old)}]"
-
             raise ValueError(
-                f"{name(q[a])} (position {all_pos[q[a]].tolist()}, radius {all_rad[q[a]]}) overlaps "
-                f"{name(p[a])} (position {all_pos[p[a]].tolist()}, radius {all_rad[p[a]]}) by "
-                f"{-gap[a]:.6g} m; bodies may touch but not overlap (by more than {tol:g} of the smaller radius)"
+                f"{name(q[a])} ({shape_of(q[a]).describe()}) overlaps {name(p[a])} ({shape_of(p[a]).describe()}) "
+                f"by {-gap[a]:.6g} m; bodies may touch but not overlap (by more than {tol:g} of the smaller size: a "
+                f"disk's radius, a polygon's circumradius)"
             )
 
     def add_wall(self, point, normal, restitution: float = 1.0, *, static_friction: float = 0.0,
@@ -454,12 +629,17 @@ class Model:
         b = self.bodies
         live = np.flatnonzero(b.active[: b.n])
         gap = (b.position[live] - p) @ nv - b.radius[live]
-        bad = np.flatnonzero(gap < -self._overlap_slop * b.radius[live])
+        slack = self._overlap_slop * b.radius[live]
+        bad = np.flatnonzero(gap < -slack)
+        if len(bad) and self.has_polygons:  # (a polygon's bounding circle may cross the wall, the polygon not)
+            for a in bad[b.shape[live[bad]] == SHAPE_POLYGON]:
+                gap[a] = _wall_gap(self._outline_pose(live[a]), p, nv)
+            bad = bad[gap[bad] < -slack[bad]]
         if len(bad):
             i = live[bad[0]]
             raise ValueError(
-                f"wall (point {p.tolist()}, normal {nv.tolist()}) would overlap body {i} at position "
-                f"{b.position[i].tolist()} with radius {b.radius[i]}"
+                f"wall (point {p.tolist()}, normal {nv.tolist()}) would overlap body {i} "
+                f"({self._outline_pose(i).describe()}) by {-gap[bad[0]]:.6g} m"
             )
         k = self.walls.append(p, nv, e, mu_s, mu_k)
         self._bodies_changed()
@@ -482,10 +662,14 @@ class Model:
         tol = self._overlap_slop
         for i in live:
             x, r = b.position[i], b.radius[i]
-            if np.any(x - r < lo - tol * r) or np.any(x + r > hi + tol * r):
+            outside = _sticks_out(x - r, x + r, lo, hi, tol * r)
+            if outside and b.shape[i] == SHAPE_POLYGON:  # (its bounding circle sticks out; the polygon?)
+                corners = self._placed_outline(i)
+                outside = _sticks_out(corners.min(axis=0), corners.max(axis=0), lo, hi, tol * r)
+            if outside:
                 raise ValueError(
-                    f"body {i} at position {x.tolist()} with radius {r} is not inside the box "
-                    f"lower={lo.tolist()} upper={hi.tolist()}"
+                    f"body {i} ({self._outline_pose(i).describe()}) is not inside the box lower={lo.tolist()} "
+                    f"upper={hi.tolist()}"
                 )
         ids = []
         for axis in range(self.dim):
@@ -558,8 +742,9 @@ class Model:
     def _emit_impacts(self, log: dict[str, np.ndarray], count: int) -> None:
         if not self._impact_callbacks:
             return
+        tangential = log.get("tangential")
+        points = log.get("point")
         for a in range(count):
-            tangential = log.get("tangential")
             impact = Impact(
                 time=float(log["time"][a]),
                 i=int(log["i"][a]),
@@ -569,6 +754,7 @@ class Model:
                 approach_speed=float(log["approach_speed"][a]),
                 restitution=float(log["restitution"][a]),
                 tangential_impulse=None if tangential is None else tangential[a].copy(),
+                point=None if points is None else points[a].copy(),
             )
             for callback in self._impact_callbacks:
                 callback(impact)
@@ -601,8 +787,46 @@ class Model:
 
     @property
     def radii(self) -> np.ndarray:
-        """(n,) m."""
+        """(n,) m: a sphere's or disk's radius, a polygon's circumradius (its bounding radius)."""
         return self.bodies.radius[: self.bodies.n]
+
+    @property
+    def shapes(self) -> np.ndarray:
+        """(n,) str, indexed by id: "sphere" (3D) or "disk" (2D), or "polygon"."""
+        polygon = self.bodies.shape[: self.bodies.n] == SHAPE_POLYGON
+        return np.where(polygon, "polygon", "sphere" if self.dim == 3 else "disk")
+
+    @property
+    def has_polygons(self) -> bool:
+        """Whether any body is a polygon."""
+        return bool(np.any(self.bodies.shape[: self.bodies.n] == SHAPE_POLYGON))
+
+    def polygon_table(self) -> PolygonTable:
+        """Every polygon's outline, for the kernels (`carom.narrowphase.polygons.PolygonTable`, a disk having
+        none), kept until bodies are added."""
+        n = self.bodies.n
+        if self._polygons is None or len(self._polygons.start) != n + 1:  # (adding bodies changes n)
+            self._polygons = polygon_table(self._outlines_of(n))
+        return self._polygons
+
+    def polygon_vertices(self, body: int) -> np.ndarray:
+        """(k, 2) m: polygon ``body``'s vertices now, in the world frame, counter-clockwise (a new array)."""
+        if not isinstance(body, int | np.integer) or not 0 <= body < self.bodies.n:
+            raise ValueError(f"body must be a body id in [0, {self.bodies.n}), got {body!r}")
+        if self.bodies.shape[body] != SHAPE_POLYGON:
+            raise ValueError(f"body {body} is a {self.shapes[body]}, not a polygon: it has no vertices")
+        return self._placed_outline(int(body))
+
+    def _placed_outline(self, i: int) -> np.ndarray:
+        """Polygon i's vertices (m) in the world frame: its position + R(angle) (each vertex about its centroid)."""
+        c, s = math.cos(self.bodies.orientation[i, 0]), math.sin(self.bodies.orientation[i, 0])
+        return self.bodies.position[i] + self._outlines[i] @ np.array([[c, s], [-s, c]])
+
+    def _outline_pose(self, i: int) -> _Outline:
+        """Body i's shape and pose, for the overlap checks."""
+        b = self.bodies
+        outline = self._outlines[i] if b.shape[i] == SHAPE_POLYGON else None
+        return _Outline(outline, b.position[i], float(b.orientation[i, 0]), float(b.radius[i]))
 
     @property
     def active(self) -> np.ndarray:
@@ -623,6 +847,15 @@ class Model:
         """Angular velocities (rad/s), indexed by id: (n, 3) in 3D, (n,) in 2D (counter-clockwise +). A view."""
         w = self.bodies.angular_velocity[: self.bodies.n]
         return w if self.dim == 3 else w[:, 0]
+
+    @property
+    def angles(self) -> np.ndarray:
+        """(n,) rad, indexed by id, counter-clockwise: each body's angle in a 2D world (the same array as
+        `orientations`; a view). A 3D world has none: its orientations are quaternions."""
+        if self.dim != 2:
+            raise ValueError("angles are the orientations of a 2D world; a 3D world's are quaternions: use "
+                             "orientations")  # fmt: skip
+        return self.orientations
 
     @property
     def orientations(self) -> np.ndarray:

@@ -7,8 +7,10 @@ life of a world: a body merged into another stays in the arrays with ``active = 
 Rotation fields are stored from the start so that spin, friction and rigid polygons fit without a
 rewrite: ``orientation`` (unit quaternion w, x, y, z in 3D; angle in rad in 2D), ``angular_velocity``
 (rad/s; 3 components in 3D, 1 in 2D) and ``inv_inertia`` (1/(kg m^2), about the centre, isotropic for
-spheres and disks: I = 2/5 m r^2 and 1/2 m r^2 unless given). ``shape`` is 0 (sphere / disk) for every body
-today. Friction coefficients are per body (and per wall), combined per contact by the world's rule.
+spheres and disks: I = 2/5 m r^2 and 1/2 m r^2 unless given). ``shape`` is `SHAPE_SPHERE` (a sphere or
+disk) or `SHAPE_POLYGON` (a rigid convex polygon in 2D: its position is its centroid, its radius its
+circumradius; its outline is the world's, `carom.model.Model`). Friction coefficients are per body (and per
+wall), combined per contact by the world's rule.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import ClassVar
 import numpy as np
 
 SHAPE_SPHERE = 0
+SHAPE_POLYGON = 1
 
 
 class BodyState:
@@ -62,8 +65,8 @@ class BodyState:
     def names(self) -> tuple[str, ...]:
         return (*self._VECTOR, "angular_velocity", "orientation", *self._SCALAR)
 
-    def append(self, **values) -> int:
-        """Store one body (already validated); return its id."""
+    def append(self, shape: int = SHAPE_SPHERE, **values) -> int:
+        """Store one body (already validated) of this ``shape`` code; return its id."""
         if self.n == self.capacity:
             self._allocate(2 * self.capacity)
         i = self.n
@@ -72,7 +75,7 @@ class BodyState:
         if self.dim == 3:
             self.orientation[i] = (1.0, 0.0, 0.0, 0.0)
         self.active[i] = True
-        self.shape[i] = SHAPE_SPHERE
+        self.shape[i] = shape
         self.n += 1
         return i
 

@@ -52,6 +52,7 @@ from .step.drift import (
     fits,
     new_work,
 )
+from .step import rigid
 from .step.friction import clear_held
 
 #: The most steps a run may take from time 0: ``dt`` must be at least ``max(|time|, |until|) / MAX_STEPS``.
@@ -128,6 +129,7 @@ class World(Model):
         self._sleep_walls = np.zeros((0, 0))
         self._rest_reach = 0.0
         self._still_counted = False  # whether any still time may be nonzero
+        self._rested = np.zeros(0, dtype=bool)  # polygon worlds: bodies held by a contact in the last step
 
     def add_force(self, force: Force) -> Force:
         """Add a force (`NBodyGravity`, `Atmosphere`, `Thrust`, or a `Force` subclass)."""
@@ -300,6 +302,10 @@ class World(Model):
         if self._sleepers and self._nothing_moves():
             return  # every movable body asleep, every fixed one at rest: the step changes nothing
         a_smooth = self._forces()  # 1. forces
+        if self.has_polygons:  # (rigid polygons: their own drift and projection, `carom.step.rigid`)
+            self._planar_step(a_smooth, dt)
+            self._kick(a_smooth, dt)
+            return
         awake = self.bodies.active[: self.bodies.n]  # read only, unless some body sleeps:
         if self._sleepers:
             a_smooth[asleep] = 0.0
@@ -314,6 +320,42 @@ class World(Model):
             a_smooth[self._asleep] = self._a0[self._asleep]
         self._kick(a_smooth, dt)  # 4. kick
         self._settle(lists, awake, dt)  # 5. sleeping islands
+
+    def _planar_step(self, a_smooth: np.ndarray, dt: float) -> None:
+        """Steps 2 and 3 for a 2D world that holds polygons (`carom.step.rigid`): impacts of turning bodies
+        at their instants, resting contact held by impulses, the projection."""
+        b, n, cfg, walls = self.bodies, self.bodies.n, self.config, self.walls
+        if self.impact_mode == "merge":
+            raise ValueError("impact_mode='merge' is for spheres and disks: a world with polygons must bounce")
+        planar = rigid.Planar(
+            b.shape[:n], self.polygon_table(), b.inv_mass[:n], b.inv_inertia[:n], b.radius[:n], b.restitution[:n],
+            b.static_friction[:n], b.kinetic_friction[:n], b.active[:n], walls.point, walls.normal, walls.restitution,
+            walls.static_friction, walls.kinetic_friction, RULE_CODES[self.restitution_rule],
+            dict(self._pair_restitution), RULE_CODES[self.friction_rule], dict(self._pair_friction),
+        )  # fmt: skip
+        movable = self._movable()
+        speed = np.linalg.norm(b.velocity[:n], axis=1) + np.abs(b.angular_velocity[:n, 0]) * b.radius[:n]
+        speed += np.linalg.norm(a_smooth, axis=1) * dt
+        v_scale = float(np.max(speed, where=movable, initial=0.0))
+        tol = rigid.Tolerances(cfg.contact_tolerance, self._overlap_slop, cfg.resting_speed,
+                               cfg.speed_tolerance * v_scale, cfg.max_rounds, cfg.max_body_events,
+                               cfg.projection_iterations)  # fmt: skip
+        if len(self._rested) != n:
+            self._rested = np.zeros(n, dtype=bool)
+        motion = rigid.Motion(b.position[:n], b.velocity[:n], b.orientation[:n, 0].copy(),
+                              b.angular_velocity[:n, 0].copy(), a_smooth, np.empty_like(a_smooth), np.zeros(n),
+                              np.zeros(n), self._rested)  # fmt: skip
+        log = [] if self._impact_callbacks else None
+        report = rigid.step(planar, tol, motion, dt, log)
+        b.orientation[:n, 0] = motion.angle
+        b.angular_velocity[:n, 0] = motion.w
+        self._rested = report.held
+        self.collision_count += report.impacts
+        self.event_count += report.events
+        if log:
+            rows = {key: np.array([row[key] for row in log]) for key in log[0]}
+            rows["time"] = rows["time"] + self.time
+            self._emit_impacts(rows, len(log))
 
     def _forces(self) -> np.ndarray:
         """The smooth accelerations at the start of the step, a copy (merges in the drift rewrite rows)."""
@@ -514,6 +556,8 @@ class World(Model):
         self._pair_force = (np.array(state.get("pair_force_keys", np.zeros(0)), dtype=np.int64),
                             np.array(state.get("pair_force", np.zeros(0)), dtype=float))  # fmt: skip
         self._wall_force = np.array(state.get("wall_force", np.zeros((n, self.walls.n))), dtype=float)
+        if self._wall_force.size == 0:  # (saved before the first step: no wall forces yet)
+            self._wall_force = np.zeros((n, self.walls.n))
         self._wall_force = self._wall_force.reshape(n, self.walls.n)
         self._walls_held = bool(np.any(self._wall_force))
         self.wake()  # (a state from before sleeping existed has every body awake)

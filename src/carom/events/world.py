@@ -150,8 +150,22 @@ class EventWorld(Model):
         x[outside] = lo + np.mod(x[outside] - lo, hi - lo)
         self._bodies_changed()
 
-    def _check_overlaps(self, pos: np.ndarray, rad: np.ndarray, single: bool) -> None:
-        super()._check_overlaps(pos, rad, single)
+    def add_polygon(self, vertices, position, **keywords) -> int:
+        """Not available: raises ValueError (an `EventWorld` holds spheres and disks only)."""
+        raise ValueError(
+            "EventWorld holds spheres and disks only: add_polygon needs the time-stepped World (World(dim=2)), "
+            "which moves rigid polygons"
+        )
+
+    def add_rectangle(self, width, height, position, **keywords) -> int:
+        """Not available: raises ValueError (an `EventWorld` holds spheres and disks only)."""
+        raise ValueError(
+            "EventWorld holds spheres and disks only: add_rectangle needs the time-stepped World (World(dim=2)), "
+            "which moves rigid polygons"
+        )
+
+    def _check_overlaps(self, pos: np.ndarray, rad: np.ndarray, single: bool, polygon=None) -> None:
+        super()._check_overlaps(pos, rad, single, polygon)
         if self._box is not None:
             self._check_periodic_overlaps(pos, rad)
 
