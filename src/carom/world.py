@@ -130,6 +130,7 @@ class World(Model):
         self._rest_reach = 0.0
         self._still_counted = False  # whether any still time may be nonzero
         self._rested = np.zeros(0, dtype=bool)  # polygon worlds: bodies held by a contact in the last step
+        self._held_forces: dict = {}  # polygon worlds: held forces by pair, the next held solve's warm start
 
     def add_force(self, force: Force) -> Force:
         """Add a force (`NBodyGravity`, `Atmosphere`, `Thrust`, or a `Force` subclass)."""
@@ -337,16 +338,19 @@ class World(Model):
         speed = np.linalg.norm(b.velocity[:n], axis=1) + np.abs(b.angular_velocity[:n, 0]) * b.radius[:n]
         speed += np.linalg.norm(a_smooth, axis=1) * dt
         v_scale = float(np.max(speed, where=movable, initial=0.0))
+        a_scale = float(np.max(np.linalg.norm(a_smooth, axis=1), where=movable, initial=0.0))
+        hold_tol = cfg.force_tolerance * max(a_scale, cfg.resting_speed / dt) * dt  # m/s
         tol = rigid.Tolerances(cfg.contact_tolerance, self._overlap_slop, cfg.resting_speed,
-                               cfg.speed_tolerance * v_scale, cfg.max_rounds, cfg.max_body_events,
-                               cfg.projection_iterations)  # fmt: skip
+                               cfg.speed_tolerance * v_scale, max(cfg.speed_tolerance * v_scale, 2.0 * hold_tol),
+                               cfg.max_rounds, cfg.max_body_events,
+                               cfg.projection_iterations, cfg.lcp_iterations, hold_tol)  # fmt: skip
         if len(self._rested) != n:
             self._rested = np.zeros(n, dtype=bool)
         motion = rigid.Motion(b.position[:n], b.velocity[:n], b.orientation[:n, 0].copy(),
                               b.angular_velocity[:n, 0].copy(), a_smooth, np.empty_like(a_smooth), np.zeros(n),
                               np.zeros(n), self._rested)  # fmt: skip
         log = [] if self._impact_callbacks else None
-        report = rigid.step(planar, tol, motion, dt, log)
+        report = rigid.step(planar, tol, motion, dt, log, self._held_forces)
         b.orientation[:n, 0] = motion.angle
         b.angular_velocity[:n, 0] = motion.w
         self._rested = report.held

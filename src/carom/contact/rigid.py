@@ -558,3 +558,100 @@ def resolve_rounds(ci, cj, point, normal, restitution, friction, x, v, w, inv_ma
         if rates[c, 0] > floor:
             return -1
     return 2 * max_rounds
+
+
+@njit(cache=True, forceinline=True)
+def _held_block(u0, s0, wnn, wnt, wtt, mu):
+    """One contact's impulses (P, T) with the others' fixed, its own taken out: rates ``u0``, ``s0`` (m/s)
+    before it, its block of W. Perfectly inelastic (``u' <= 0``, equality where P > 0) with Coulomb friction
+    (stick, ``s' = 0`` inside the cone; else slide on its edge against the slip after)."""
+    if u0 <= 0.0:
+        return 0.0, 0.0
+    if mu == 0.0:
+        return u0 / wnn, 0.0
+    det = wnn * wtt - wnt * wnt
+    if det > 1e-14 * wnn * wtt:
+        p = (wtt * u0 - wnt * s0) / det
+        t = (wnn * s0 - wnt * u0) / det
+        if p >= 0.0 and abs(t) <= mu * p:
+            return p, t
+    for sign in (1.0, -1.0):
+        k = wnn + sign * mu * wnt
+        if k > 0.0:
+            p = u0 / k
+            t = sign * mu * p
+            if sign * (s0 - wnt * p - wtt * t) >= 0.0:
+                return p, t
+    return u0 / wnn, 0.0
+
+
+@njit(cache=True, forceinline=False)
+def hold_impulses(ci, cj, point, normal, friction, bias, x, v, w, inv_mass, inv_inertia, impulse, sweeps, tol):
+    """Impulses of held contacts by projected block Gauss-Seidel in body velocities: each contact's (normal,
+    tangent) pair solved exactly given the others (`_held_block`), sweep after sweep, until no rate changes
+    by more than ``tol`` (m/s). The rates constrained are those of ``v``, ``w`` plus ``bias`` (K, 2) (m/s):
+    ``u + bias_n <= 0``, and ``s + bias_t = 0`` while sticking (bias 0: perfectly inelastic). ``impulse``
+    (K, 2) is the warm start, applied to ``v``, ``w`` first, and holds the result; ``v``, ``w`` are updated.
+    O(K) per sweep. Returns the sweeps used."""
+    k = len(ci)
+    arms = np.zeros((k, 4))  # r_i x n, r_i x t, r_j x n, r_j x t
+    block = np.empty((k, 3))  # W_nn, W_nt, W_tt
+    lam = np.zeros(2)
+    for c in range(k):
+        nx, ny = normal[c, 0], normal[c, 1]
+        wnn = wnt = wtt = 0.0
+        for side in range(2):
+            b = ci[c] if side == 0 else cj[c]
+            if b < 0:
+                continue
+            rx = point[c, 0] - x[b, 0]
+            ry = point[c, 1] - x[b, 1]
+            an = rx * ny - ry * nx
+            at = rx * nx + ry * ny  # r x t with t = (-ny, nx)
+            arms[c, 2 * side] = an
+            arms[c, 2 * side + 1] = at
+            wnn += inv_mass[b] + inv_inertia[b] * an * an
+            wnt += inv_inertia[b] * an * at
+            wtt += inv_mass[b] + inv_inertia[b] * at * at
+        block[c, 0], block[c, 1], block[c, 2] = wnn, wnt, wtt
+        lam[0], lam[1] = impulse[c, 0], impulse[c, 1]
+        _push_held(c, ci, cj, normal, arms, v, w, inv_mass, inv_inertia, lam[0], lam[1])
+    for sweep in range(sweeps):
+        worst = 0.0
+        for c in range(k):
+            i, j = ci[c], cj[c]
+            nx, ny = normal[c, 0], normal[c, 1]
+            gx = v[i, 0] - w[i] * (point[c, 1] - x[i, 1])
+            gy = v[i, 1] + w[i] * (point[c, 0] - x[i, 0])
+            if j >= 0:
+                gx -= v[j, 0] - w[j] * (point[c, 1] - x[j, 1])
+                gy -= v[j, 1] + w[j] * (point[c, 0] - x[j, 0])
+            u = gx * nx + gy * ny + bias[c, 0]
+            s = -gx * ny + gy * nx + bias[c, 1]
+            wnn, wnt, wtt = block[c, 0], block[c, 1], block[c, 2]
+            p0, t0 = impulse[c, 0], impulse[c, 1]
+            p, t = _held_block(u + wnn * p0 + wnt * t0, s + wnt * p0 + wtt * t0, wnn, wnt, wtt, friction[c])
+            dp, dt = p - p0, t - t0
+            if dp != 0.0 or dt != 0.0:
+                _push_held(c, ci, cj, normal, arms, v, w, inv_mass, inv_inertia, dp, dt)
+                impulse[c, 0], impulse[c, 1] = p, t
+                worst = max(worst, abs(dp) * wnn, abs(dt) * wtt)
+        if worst <= tol:
+            return sweep + 1
+    return sweeps
+
+
+@njit(cache=True, forceinline=True)
+def _push_held(c, ci, cj, normal, arms, v, w, inv_mass, inv_inertia, p, t):
+    """Apply ``p n + t t`` at contact c: on body j, its opposite on body i."""
+    nx, ny = normal[c, 0], normal[c, 1]
+    fx = p * nx - t * ny
+    fy = p * ny + t * nx
+    for side in range(2):
+        b = ci[c] if side == 0 else cj[c]
+        if b < 0:
+            continue
+        sign = -1.0 if side == 0 else 1.0
+        v[b, 0] += sign * inv_mass[b] * fx
+        v[b, 1] += sign * inv_mass[b] * fy
+        w[b] += sign * inv_inertia[b] * (p * arms[c, 2 * side] + t * arms[c, 2 * side + 1])

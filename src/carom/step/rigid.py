@@ -41,7 +41,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from ..config import ROUNDOFF
-from ..contact.rigid import contact_rates, resolve_rounds
+from ..contact.rigid import contact_rates, hold_impulses, resolve_rounds
 from ..errors import ContactError, crushed_error
 from ..materials import combine, pair_key
 from ..narrowphase.polygons import PolygonTable, polygon_disk_manifold, polygon_wall_manifold, polygons_manifold
@@ -89,9 +89,12 @@ class Tolerances(NamedTuple):
     band: float  # resting_gap (at least contact_tolerance): contacts held, overlap left by the projection
     resting_speed: float  # m/s
     speed_tol: float  # m/s: approach speeds up to this are zero
+    approach: float  # m/s: a touching contact approaches when faster than this (the held solve's tolerance, at least)
     max_rounds: int
     max_body_events: int
     projection_iterations: int
+    hold_sweeps: int  # the most Gauss-Seidel sweeps of a held solve
+    hold_tol: float  # m/s: a held solve stops when no sweep changes a rate by more
 
 
 class Motion(NamedTuple):
@@ -299,11 +302,11 @@ def contact_time(p: Planar, tol: Tolerances, m: Motion, i: int, j: int, horizon:
     if j < 0:
         k = -1 - j
         t, cleared, _ = wall_contact_time(verts_i, round_i, motion_of(m, i), p.wall_point[k], p.wall_normal[k],
-                                          horizon, slack, tol.speed_tol, TOI_ITERATIONS)  # fmt: skip
+                                          horizon, slack, tol.approach, TOI_ITERATIONS)  # fmt: skip
     else:
         verts_j, round_j = outline(p, j)
         t, cleared, _ = pair_contact_time(verts_i, round_i, motion_of(m, i), verts_j, round_j, motion_of(m, j),
-                                          horizon, slack, tol.speed_tol, TOI_ITERATIONS)  # fmt: skip
+                                          horizon, slack, tol.approach, TOI_ITERATIONS)  # fmt: skip
     if t < INF:
         return t, True
     if cleared < horizon:
@@ -362,14 +365,16 @@ def _resting_speed(tol: Tolerances, m: Motion, h: float, i: int, j: int) -> floa
 
 
 def impact(p: Planar, tol: Tolerances, m: Motion, c: Contacts, h: float, t: float, log: list | None) -> int:
-    """Resolve the impact of the contacts ``c`` now (time t s into a step of h s), in rounds by the rigid
-    impact law; returns the impacts counted (approaches faster than the resting speed, or e = 1), logged
-    into ``log`` if given."""
+    """Resolve the impact of the contacts ``c`` now (time t s into a step of h s). Where some contact
+    approaches faster than its resting speed, all are solved in rounds by the rigid impact law, each with
+    its pair's restitution (0 below the resting speed); returns the impacts counted (approaches faster
+    than the resting speed, or e = 1), logged into ``log`` if given. Where every approach is slower, they
+    are stopped by one perfectly inelastic held solve and nothing is counted."""
     k = len(c.ci)
     if k == 0:
         return 0
     rates = _rates(c, m.v, m.w, m.x)
-    if not np.any(rates[:, 0] > tol.speed_tol):
+    if not np.any(rates[:, 0] > tol.approach):
         return 0
     e = np.empty(k)
     mu = np.empty(k)
@@ -380,6 +385,10 @@ def impact(p: Planar, tol: Tolerances, m: Motion, c: Contacts, h: float, t: floa
         if rates[q, 0] <= slow[q]:
             e[q] = 0.0
     impulse = np.zeros((k, 2))
+    if not np.any(rates[:, 0] > slow):
+        hold_impulses(c.ci, c.cj, c.point, c.normal, mu, np.zeros((k, 2)), m.x, m.v, m.w, p.inv_mass,
+                      p.inv_inertia, impulse, tol.hold_sweeps, tol.hold_tol)  # fmt: skip
+        return 0
     rounds = resolve_rounds(c.ci, c.cj, c.point, c.normal, e, mu, m.x, m.v, m.w, p.inv_mass, p.inv_inertia, impulse,
                             tol.max_rounds, MAX_MODES)  # fmt: skip
     if rounds < 0:
@@ -405,32 +414,70 @@ def _impact_row(c: Contacts, q: int, t: float, impulse: np.ndarray, speed: float
             "restitution": float(e), "tangential": impulse[1] * tangent}  # fmt: skip
 
 
-def hold(p: Planar, tol: Tolerances, m: Motion, c: Contacts, cluster: np.ndarray, h_left: float) -> np.ndarray:
+def _warm_start(memory: dict, c: Contacts, m: Motion, h_left: float) -> np.ndarray:
+    """(k, 2) impulses to start the held solve from: each contact's force (N) from the last hold of its pair,
+    matched by its point in body i's frame (the nearest kept one, within a tenth of the pair's distance
+    apart), times h_left."""
+    impulse = np.zeros((len(c.ci), 2))
+    for q in range(len(c.ci)):
+        kept = memory.get((int(c.ci[q]), int(c.cj[q])))
+        if kept is None:
+            continue
+        local = _body_frame(m, int(c.ci[q]), c.point[q])
+        dist = np.hypot(kept[:, 0] - local[0], kept[:, 1] - local[1])
+        near = int(np.argmin(dist))
+        impulse[q] = kept[near, 2:] * h_left
+    return impulse
+
+
+def _body_frame(m: Motion, b: int, point: np.ndarray) -> np.ndarray:
+    """``point`` (m, world) in body b's frame."""
+    cos, sin = math.cos(m.angle[b]), math.sin(m.angle[b])
+    dx, dy = point[0] - m.x[b, 0], point[1] - m.x[b, 1]
+    return np.array([cos * dx + sin * dy, -sin * dx + cos * dy])
+
+
+def _remember(memory: dict, c: Contacts, m: Motion, impulse: np.ndarray, h_left: float) -> None:
+    """Keep each pair's held forces (N) for the next warm start, by point in body i's frame."""
+    rows: dict = {}
+    for q in range(len(c.ci)):
+        if impulse[q, 0] > 0.0:
+            local = _body_frame(m, int(c.ci[q]), c.point[q])
+            rows.setdefault((int(c.ci[q]), int(c.cj[q])), []).append([*local, *(impulse[q] / h_left)])
+    for key in {(int(i), int(j)) for i, j in zip(c.ci, c.cj, strict=True)}:
+        memory.pop(key, None)
+    for key, kept in rows.items():
+        memory[key] = np.array(kept)
+
+
+def hold(p: Planar, tol: Tolerances, m: Motion, c: Contacts, cluster: np.ndarray, h_left: float,
+         memory: dict) -> np.ndarray:  # fmt: skip
     """Hold the contacts ``c`` of the bodies ``cluster`` for the h_left s left in the step: one perfectly
-    inelastic solve on the velocities the smooth forces would give at its end; each body that a contact
-    pushes gets the constant acceleration and spin rate that reach its solved end velocity and spin, and
-    turns at the mean of its spins. Returns the bodies held (pushed by a contact)."""
+    inelastic solve (`carom.contact.rigid.hold_impulses`, warm-started from ``memory``, the forces of the
+    last hold) on the velocities the smooth forces would give at its end; each body that a contact pushes
+    gets the constant acceleration and spin rate that reach its solved end velocity and spin, and turns at
+    the mean of its spins. Friction is static where a contact does not slip now, kinetic where it does.
+    Returns the bodies held (pushed by a contact)."""
     movable = cluster[p.inv_mass[cluster] != 0.0]
     m.a[movable] = m.a_smooth[movable]
     m.alpha[movable] = 0.0
     m.w_drift[movable] = m.w[movable]
     k = len(c.ci)
-    held = np.zeros(0, dtype=np.int64)
     if k == 0 or h_left <= 0.0:
-        return held
+        return np.zeros(0, dtype=np.int64)
     v_end = m.v.copy()
     v_end[movable] += m.a_smooth[movable] * h_left
     w_end = m.w.copy()
-    slip = _rates(c, m.v, m.w, m.x)[:, 1]
+    now = _rates(c, m.v, m.w, m.x)
+    slip = now[:, 1]
     mu = np.empty(k)
     for q in range(k):
         _, mu_s, mu_k = pair_coefficients(p, int(c.ci[q]), int(c.cj[q]))
         mu[q] = mu_s if abs(slip[q]) <= tol.speed_tol else mu_k
-    impulse = np.zeros((k, 2))
-    rounds = resolve_rounds(c.ci, c.cj, c.point, c.normal, np.zeros(k), mu, m.x, v_end, w_end, p.inv_mass,
-                            p.inv_inertia, impulse, tol.max_rounds, MAX_MODES)  # fmt: skip
-    if rounds < 0:
-        raise crushed_error(int(c.ci[0]), 0.0, tol.max_rounds, "while held")
+    impulse = _warm_start(memory, c, m, h_left)
+    hold_impulses(c.ci, c.cj, c.point, c.normal, mu, now, m.x, v_end, w_end, p.inv_mass, p.inv_inertia, impulse,
+                  tol.hold_sweeps, tol.hold_tol)  # fmt: skip
+    _remember(memory, c, m, impulse, h_left)
     pushed = impulse[:, 0] > 0.0
     bodies = np.unique(np.concatenate([c.ci[pushed], c.cj[pushed]]))
     held = bodies[(bodies >= 0)]
@@ -521,8 +568,9 @@ def _strays(lists: Candidates, m: Motion, bodies, h_left: float) -> bool:
     return False
 
 
-def step(p: Planar, tol: Tolerances, m: Motion, h: float, log: list | None) -> Report:
-    """Advance every active body by h s (`Motion` written in place); see the module docstring."""
+def step(p: Planar, tol: Tolerances, m: Motion, h: float, log: list | None, memory: dict) -> Report:
+    """Advance every active body by h s (`Motion` written in place); see the module docstring. ``memory``:
+    the held forces by pair, the warm start of each held solve, updated."""
     n = len(p.size)
     movable = np.flatnonzero(p.active & (p.inv_mass != 0.0))
     m.a[...] = m.a_smooth
@@ -532,7 +580,7 @@ def step(p: Planar, tol: Tolerances, m: Motion, h: float, log: list | None) -> R
     held = np.zeros(n, dtype=bool)
     contacts = touching(p, tol, m, lists, movable)
     impacts = impact(p, tol, m, contacts, h, 0.0, log)
-    held[hold(p, tol, m, contacts, movable, h)] = True
+    held[hold(p, tol, m, contacts, movable, h, memory)] = True
     schedule = _Schedule(p, tol, m, lists, 0.0, h)
     events = np.zeros(n, dtype=np.int64)
     t = 0.0
@@ -554,7 +602,7 @@ def step(p: Planar, tol: Tolerances, m: Motion, h: float, log: list | None) -> R
         impacts += impact(p, tol, m, contacts, h, t, log)
         cluster = np.unique(np.concatenate([np.asarray(seeds, dtype=np.int64), contacts.ci, contacts.cj]))
         cluster = cluster[cluster >= 0]
-        held[hold(p, tol, m, contacts, cluster, h - t)] = True
+        held[hold(p, tol, m, contacts, cluster, h - t, memory)] = True
         events[cluster] += 1
         if np.any(events[cluster] > tol.max_body_events):
             raise ContactError(f"body {int(cluster[np.argmax(events[cluster])])} took part in more than "
