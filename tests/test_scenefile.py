@@ -156,7 +156,7 @@ def test_ring_orbits_at_the_circular_speed():
 
 TABLES = [scenefile.WorldTable, scenefile.RunTable, scenefile.BodyTable, scenefile.Lattice, scenefile.Gas,
           scenefile.Rack, scenefile.Ring, scenefile.WallTable, scenefile.BoxTable, scenefile.GravityForce,
-          scenefile.AtmosphereForce, scenefile.ThrustForce, scenefile.OutputTable]  # fmt: skip
+          scenefile.AtmosphereForce, scenefile.ThrustForce, scenefile.OutputTable, scenefile.PolygonTable]  # fmt: skip
 
 
 @pytest.mark.parametrize("table", TABLES)

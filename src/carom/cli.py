@@ -37,6 +37,8 @@ GALLERY = (
     "heavy_target",
     "ramp_roll",
     "newtons_cradle",
+    "box_stack",
+    "box_stairs",
 )
 
 
@@ -216,7 +218,8 @@ def _summary(path: Path, t) -> str:
     rows = {
         "file": path,
         "scene": f"{a['source']}  ({a['dim']}D, engine {a['engine']}, seed {a['seed']})",
-        "bodies": f"{len(t.fixed)} ({int(t.fixed.sum())} fixed, {int(t.active[-1].sum())} active at the end)",
+        "bodies": f"{len(t.fixed)} ({_polygon_count(t)}{int(t.fixed.sum())} fixed, {int(t.active[-1].sum())} active "
+        f"at the end)",
         "walls": len(t.wall_point),
         "frames": f"{len(t.time)}, every {float(a['output_interval']):.6g} s{dt}",
         "time": f"{t.time[0]:.6g} .. {t.time[-1]:.6g} s of {float(a['until']):.6g} s{stopped}",
@@ -226,6 +229,12 @@ def _summary(path: Path, t) -> str:
         "impacts": f"{int(t.collision_count[-1])} ({len(t.impacts['time'])} logged), {rate:.6g} per second",
     }
     return "\n".join(f"{key:<10}{value}" for key, value in rows.items())
+
+
+def _polygon_count(t) -> str:
+    """"P polygons, " for a run with polygons, else ""."""
+    count = int(np.sum(t.shapes == "polygon"))
+    return f"{count} polygon{'s' * (count != 1)}, " if count else ""
 
 
 @main.command(name="plot")

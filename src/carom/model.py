@@ -135,6 +135,7 @@ class _NewPolygon(NamedTuple):
     angle: float  # rad, counter-clockwise
     area: float  # m^2
     second_moment: float  # m^4, about the centroid: I = mass * second_moment / area
+    given: np.ndarray  # (k, 2) m: the vertices as given, body frame (`Model.to_scene` writes them back)
 
 
 def _polygon_mass(mass, density, area: float, fixed) -> float | None:
@@ -231,6 +232,10 @@ class Model:
         #: float64, as `shapes.polygon_properties` returns them), None for a sphere or disk.
         self._outlines: list[np.ndarray | None] = []
         self._polygons: PolygonTable | None = None  # `polygon_table`, kept until bodies are added
+        #: Per polygon id: its vertices as given to `add_polygon` ((k, 2) float64, body frame), from which a
+        #: scene (`to_scene`) rebuilds the same outline to the bit (the outline alone would not: centring an
+        #: outline again moves its last bits).
+        self._given_vertices: dict[int, np.ndarray] = {}
         self._impact_callbacks: list[Callable[[Impact], None]] = []
 
     # ----------------------------------------------------------------- adding things
@@ -415,6 +420,7 @@ class Model:
             )
         if _polygon is not None:
             self.bodies.orientation[ids[0], 0] = _polygon.angle
+            self._given_vertices[int(ids[0])] = _polygon.given
         self._names.extend(labels)
         if len(self._outlines) != self.bodies.n - k:
             self._outlines = self._outlines_of(self.bodies.n - k)
@@ -460,7 +466,8 @@ class Model:
             raise ValueError(f"polygons are 2D bodies: add_polygon needs dim=2, this world has dim={self.dim}")
         shape = polygon_properties(vertices)
         check_magnitude("the polygon's circumradius", shape.circumradius, "m", low=SMALLEST)
-        polygon = _NewPolygon(shape.vertices, as_number("angle", angle), shape.area, shape.second_moment)
+        given = np.array(vertices, dtype=float)
+        polygon = _NewPolygon(shape.vertices, as_number("angle", angle), shape.area, shape.second_moment, given)
         mass = _polygon_mass(mass, density, shape.area, fixed)
         ids = self.add_bodies(
             [position],

@@ -31,7 +31,7 @@ from .config import FRICTION_RULES, IMPACT_MODES, INTEGRATORS, RESTITUTION_RULES
 from .forces import Atmosphere, NBodyGravity, Thrust
 from .materials import KEY_BASE
 from .model import as_number, as_vector
-from .shapes import ball_inertia_factor
+from .shapes import ball_inertia_factor, polygon_properties
 from .world import World, check_dt
 
 #: Without ``run.output_interval``, a run of the scene file's own ``until`` writes this many frames.
@@ -95,6 +95,51 @@ class BodyTable(_Table):
 
 
 _BODY_FIELDS = tuple(f for f in BodyTable.__struct_fields__ if f not in ("orientation",))  # add_body's arguments
+
+
+class PolygonTable(_Table):
+    """A rigid convex polygon (dim = 2, engine = "step"): ``vertices`` (m, body frame, either winding), or
+    ``shape = "rectangle"`` with ``width`` and ``height`` (m); the other keys are `World.add_polygon`'s."""
+
+    position: Vector
+    vertices: list[Vector] | UnsetType = UNSET
+    shape: Literal["rectangle"] | UnsetType = UNSET
+    width: float | UnsetType = UNSET
+    height: float | UnsetType = UNSET
+    angle: float | UnsetType = UNSET
+    velocity: Vector | UnsetType = UNSET
+    angular_velocity: float | UnsetType = UNSET
+    mass: float | UnsetType = UNSET
+    density: float | UnsetType = UNSET
+    inertia: float | UnsetType = UNSET
+    restitution: float | UnsetType = UNSET
+    static_friction: float | UnsetType = UNSET
+    kinetic_friction: float | UnsetType = UNSET
+    drag_coefficient: float | UnsetType = UNSET
+    fixed: bool | UnsetType = UNSET
+    name: str | UnsetType = UNSET
+
+    def __post_init__(self):
+        if (self.vertices is UNSET) == (self.shape is UNSET):
+            raise ValueError('give vertices or shape = "rectangle" (with width and height), not both')
+        sides = self.given("width", "height")
+        if self.shape is UNSET and sides:
+            raise ValueError(f'{" and ".join(sides)} need shape = "rectangle" (a polygon given by vertices has none)')
+        for side in ("width", "height"):
+            if self.shape is not UNSET and side not in sides:
+                raise ValueError(f'shape = "rectangle" needs {side} (m)')
+
+    def add_to(self, world) -> int:
+        """Add this polygon to ``world``; return its id."""
+        keywords = self.given(*_POLYGON_FIELDS)
+        if self.shape is UNSET:
+            return world.add_polygon(self.vertices, self.position, **keywords)
+        return world.add_rectangle(self.width, self.height, self.position, **keywords)
+
+
+#: `World.add_polygon`'s keyword arguments.
+_POLYGON_FIELDS = tuple(f for f in PolygonTable.__struct_fields__
+                        if f not in ("position", "vertices", "shape", "width", "height"))  # fmt: skip
 #: Keys that need the time-stepped `World` (`EventWorld` has smooth bodies that do not turn).
 _SPIN_FIELDS = ("static_friction", "kinetic_friction", "rolling_resistance", "angular_velocity", "inertia")
 _WALL_FRICTION = ("static_friction", "kinetic_friction")
@@ -424,6 +469,7 @@ class Scene(_Table):
     world: WorldTable
     run: RunTable
     bodies: list[BodyTable] = []
+    polygons: list[PolygonTable] = []
     generate: list[Lattice | Gas | Rack | Ring] = []
     walls: list[WallTable] = []
     boxes: list[BoxTable] = []
@@ -448,13 +494,18 @@ class Scene(_Table):
             )
         if step and any(b.periodic for b in self.boxes):
             raise ValueError('boxes.periodic needs world.engine = "event"')
+        if self.polygons and self.world.dim != 2:
+            raise ValueError(f"polygons[0]: polygons are 2D bodies: they need world.dim = 2, not {self.world.dim}")
+        if self.polygons and not step:
+            raise ValueError('polygons[0]: polygons need world.engine = "step" (the event engine has disks and '
+                             "spheres only)")  # fmt: skip
         if not step:
             self._check_smooth()
-        if not (self.bodies or self.generate):
-            raise ValueError("the scene has no bodies: add [[bodies]] or [[generate]] tables")
-        names = [b.name for b in self.bodies if b.name is not UNSET]
+        if not (self.bodies or self.polygons or self.generate):
+            raise ValueError("the scene has no bodies: add [[bodies]], [[polygons]] or [[generate]] tables")
+        names = [t.name for t in (*self.bodies, *self.polygons) if t.name is not UNSET]
         for name in {n for n in names if names.count(n) > 1}:
-            raise ValueError(f"bodies: the name {name!r} is given to more than one body")
+            raise ValueError(f"bodies and polygons: the name {name!r} is given to more than one body")
 
     def _check_smooth(self) -> None:
         """engine = "event": no friction or spin (`EventWorld` has smooth bodies that do not turn)."""
@@ -599,7 +650,7 @@ def build_world(scene: Scene, source: str = "<scene>"):
     """Make the world a scene describes: a `World`, or an `EventWorld` for engine = "event".
 
     Raises `SceneError` naming the table entry at fault (body ids are the order of addition: the
-    ``[[bodies]]`` first, then each ``[[generate]]`` table's bodies)."""
+    ``[[bodies]]`` first, then the ``[[polygons]]``, then each ``[[generate]]`` table's bodies)."""
     w = scene.world
     kwargs = w.given("gravity", "restitution_rule", "impact_mode", "integrator", "friction_rule")
     where = "world"
@@ -619,6 +670,9 @@ def build_world(scene: Scene, source: str = "<scene>"):
             world.add_body(**body.given(*_BODY_FIELDS))
             if body.orientation is not UNSET:
                 _orient(world, k, body.orientation)
+        for k, polygon in enumerate(scene.polygons):
+            where = f"polygons[{k}]"
+            polygon.add_to(world)
         for k, gen in enumerate(scene.generate):
             where = f"generate[{k}] ({gen.__struct_config__.tag})"
             made = gen.bodies(world, rng, scene)
@@ -678,12 +732,12 @@ def _draw(field: str, span, k: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def _body_id(ref: BodyRef, scene: Scene, world, field: str) -> int:
-    """Resolve a body name (from ``[[bodies]]``) or id."""
+    """Resolve a body name (from ``[[bodies]]`` and ``[[polygons]]``) or id."""
     if isinstance(ref, int):
         if not 0 <= ref < world.n_bodies:
             raise ValueError(f"{field} = {ref}: no body with that id (there are {world.n_bodies})")
         return ref
-    names = [b.name for b in scene.bodies]
+    names = [t.name for t in (*scene.bodies, *scene.polygons)]  # (by id: the polygons follow the bodies)
     if ref in names:
         return names.index(ref)
     close = difflib.get_close_matches(ref, [n for n in names if n is not UNSET], n=1)
@@ -711,7 +765,7 @@ def scene_of(world, until, dt=None, every=None) -> Scene:
     data = {
         "world": _world_table(world, step),
         "run": run,
-        "bodies": [_body_table(world, i) for i in range(world.n_bodies)],
+        **_body_tables(world),
         "walls": [_wall_table(world, k) for k in range(world.walls.n)],
         "boxes": [] if box is None else [{"lower": box[0].tolist(), "upper": box[1].tolist(), "periodic": True}],
         "forces": [_force_table(force) for force in getattr(world, "forces", ())],
@@ -748,12 +802,61 @@ def _world_table(world, step: bool) -> dict:
     return table
 
 
+def _body_tables(world) -> dict[str, list[dict]]:
+    """The ``[[bodies]]`` (disks, spheres) and ``[[polygons]]`` tables of a world's bodies. A scene adds its
+    bodies before its polygons, so it holds the worlds whose polygons all come after their disks."""
+    polygon = world.shapes == "polygon"
+    first = int(np.argmax(polygon)) if polygon.any() else world.n_bodies
+    for i in first + np.flatnonzero(~polygon[first:])[:1]:
+        raise ValueError(
+            f"body {i}, a disk, comes after polygon {first}: a scene adds its [[bodies]] before its [[polygons]] "
+            f"(add the disks to the world first)"
+        )
+    return {"bodies": [_body_table(world, i) for i in range(first)],
+            "polygons": [_polygon_table(world, i) for i in range(first, world.n_bodies)]}  # fmt: skip
+
+
 def _body_table(world, i: int) -> dict:
     """Body i's ``[[bodies]]`` table: every field that differs (in its bits) from the default."""
     b = world.bodies
+    table = {"position": b.position[i].tolist(), "radius": float(b.radius[i]), **_shared_fields(world, i)}
+    if not _same_bits(b.rolling_resistance[i], 0.0):
+        table["rolling_resistance"] = float(b.rolling_resistance[i])
+    spin = b.angular_velocity[i]
+    if world.dim == 3 and not _same_bits(spin, 0.0):
+        table["angular_velocity"] = spin.tolist()
+    inv_i = b.inv_inertia[i]
+    default_inv_i = (1.0 / b.mass[i]) / (ball_inertia_factor(world.dim) * b.radius[i] ** 2)
+    if not b.fixed[i] and not _same_bits(inv_i, default_inv_i):
+        table["inertia"] = _reciprocal_giving(float(inv_i))
+    q = b.orientation[i]
+    if not _same_bits(q, (1.0, 0.0, 0.0, 0.0) if world.dim == 3 else 0.0):
+        table["orientation"] = q.tolist() if world.dim == 3 else float(q[0])
+    return table
+
+
+def _polygon_table(world, i: int) -> dict:
+    """Polygon i's ``[[polygons]]`` table: its vertices as they were given (so that the outline is rebuilt to
+    the bit), its angle, and every other field that differs (in its bits) from the default."""
+    b = world.bodies
+    given = world._given_vertices[i]
+    table = {"position": b.position[i].tolist(), "vertices": given.tolist(), **_shared_fields(world, i)}
+    if not _same_bits(b.orientation[i], 0.0):
+        table["angle"] = float(b.orientation[i, 0])
+    shape = polygon_properties(given)
+    inv_i = b.inv_inertia[i]
+    if not b.fixed[i] and not _same_bits(inv_i, 1.0 / (b.mass[i] * shape.second_moment / shape.area)):
+        table["inertia"] = _reciprocal_giving(float(inv_i))
+    return table
+
+
+def _shared_fields(world, i: int) -> dict:
+    """The fields of body i's table that disks and polygons share (2D spin included), where they differ from
+    the defaults."""
+    b = world.bodies
     if not b.active[i]:
         raise ValueError(f"body {i} has merged into another (it is inactive): a scene cannot hold it")
-    table = {"position": b.position[i].tolist(), "radius": float(b.radius[i]), "restitution": float(b.restitution[i])}
+    table = {"restitution": float(b.restitution[i])}
     if world.names[i]:
         table["name"] = world.names[i]
     if not _same_bits(b.velocity[i], 0.0):
@@ -764,21 +867,12 @@ def _body_table(world, i: int) -> dict:
         table["mass"] = float(b.mass[i])
     if not _same_bits(b.drag_coefficient[i], 0.47):
         table["drag_coefficient"] = float(b.drag_coefficient[i])
-    for name in ("static_friction", "rolling_resistance"):
-        if not _same_bits(getattr(b, name)[i], 0.0):
-            table[name] = float(getattr(b, name)[i])
+    if not _same_bits(b.static_friction[i], 0.0):
+        table["static_friction"] = float(b.static_friction[i])
     if not _same_bits(b.kinetic_friction[i], b.static_friction[i]):
         table["kinetic_friction"] = float(b.kinetic_friction[i])
-    spin = b.angular_velocity[i]
-    if not _same_bits(spin, 0.0):
-        table["angular_velocity"] = spin.tolist() if world.dim == 3 else float(spin[0])
-    inv_i = b.inv_inertia[i]
-    default_inv_i = (1.0 / b.mass[i]) / (ball_inertia_factor(world.dim) * b.radius[i] ** 2)
-    if not b.fixed[i] and not _same_bits(inv_i, default_inv_i):
-        table["inertia"] = _reciprocal_giving(float(inv_i))
-    q = b.orientation[i]
-    if not _same_bits(q, (1.0, 0.0, 0.0, 0.0) if world.dim == 3 else 0.0):
-        table["orientation"] = q.tolist() if world.dim == 3 else float(q[0])
+    if world.dim == 2 and not _same_bits(b.angular_velocity[i], 0.0):
+        table["angular_velocity"] = float(b.angular_velocity[i, 0])
     return table
 
 
@@ -859,6 +953,10 @@ def _check_same(world, rebuilt) -> None:
         a, b = getattr(world.walls, name), getattr(rebuilt.walls, name)
         if not _same_bits(a, b):
             differ(f"the walls' {name}", a.tolist(), b.tolist())
+    outlines = world._outlines_of(world.n_bodies), rebuilt._outlines_of(rebuilt.n_bodies)
+    for i, (a, b) in enumerate(zip(*outlines, strict=True)):
+        if (a is None) != (b is None) or (a is not None and (a.shape != b.shape or not _same_bits(a, b))):
+            differ(f"body {i}'s outline", None if a is None else a.tolist(), None if b is None else b.tolist())
     if world.names != rebuilt.names:
         differ("the names", world.names, rebuilt.names)
     if not _same_bits(world.time, rebuilt.time):

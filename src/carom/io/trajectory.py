@@ -56,6 +56,10 @@ class TrajectoryWriter:
         for name, values in bodies.items():
             f.create_dataset(f"bodies/{name}", data=values)
         f.create_dataset("bodies/name", data=list(world.names), dtype=h5py.string_dtype(), shape=(world.n_bodies,))
+        f.create_dataset("bodies/shape", data=list(world.shapes), dtype=h5py.string_dtype(), shape=(world.n_bodies,))
+        outlines = world.polygon_table()
+        f.create_dataset("polygons/start", data=outlines.start)
+        f.create_dataset("polygons/vertices", data=outlines.vertices.reshape(-1, 2))
         for name in ("point", "normal", "restitution"):
             f.create_dataset(f"walls/{name}", data=getattr(world.walls, name))
         frame = {name: np.asarray(row)[None] for name, row in cls._frame(world).items()}
@@ -211,6 +215,13 @@ class Trajectory:
     fixed: np.ndarray  #: (N,) bool
     restitution: np.ndarray  #: (N,)
     names: tuple[str, ...]  #: (N,) each body's name, "" for none (all "" in files written without names)
+    #: (N,) str: "sphere" (3D), "disk" or "polygon" (2D); disks in files written before polygons
+    shapes: np.ndarray
+    #: (N + 1,) int64: polygon b's outline is rows ``outline_start[b]:outline_start[b + 1]`` of
+    #: `outline_vertices` (none for a disk or sphere)
+    outline_start: np.ndarray
+    #: (V, 2) m: every polygon's vertices in its body frame (origin at its centroid, counter-clockwise)
+    outline_vertices: np.ndarray
     #: the world state of the latest checkpoint (`World.get_state`), {} if the run stopped before its first
     checkpoint: dict = field(repr=False)
     wall_point: np.ndarray  #: (W, d)
@@ -255,6 +266,22 @@ class Trajectory:
         if box is None:
             return None
         return np.asarray(box["lower"], dtype=float), np.asarray(box["upper"], dtype=float)
+
+    def polygon_vertices(self, k: int, ids) -> list[np.ndarray]:
+        """The vertices (m, world frame, counter-clockwise) of the polygons ``ids`` at frame k, one (k_i, 2)
+        array each: ``position + R(angle) outline`` (as `World.polygon_vertices`)."""
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        first, counts = self.outline_start[ids], np.diff(self.outline_start)[ids]
+        if np.any(counts == 0):
+            raise ValueError(f"body {int(ids[np.argmax(counts == 0)])} is not a polygon: it has no vertices")
+        ends = np.cumsum(counts)
+        rows = np.arange(ends[-1] if len(ids) else 0) + np.repeat(first - (ends - counts), counts)
+        owner = np.repeat(ids, counts)
+        angle = self.orientation[k, owner]
+        c, s = np.cos(angle), np.sin(angle)
+        v = self.outline_vertices[rows]
+        placed = self.position[k, owner] + np.stack([v[:, 0] * c - v[:, 1] * s, v[:, 0] * s + v[:, 1] * c], axis=1)
+        return np.split(placed, ends[:-1])
 
     def world(self, at: float | None = None):
         """The run's world (a `World` or `EventWorld`, built from the file's scene), ready to go on.
@@ -338,7 +365,14 @@ def load(path) -> Trajectory:
         walls = {name: ds[()] for name, ds in f["walls"].items()}
         scene, attrs = f["scene"].asstr()[()], dict(f.attrs)
         checkpoint = _checkpoint_state(f)
-        names = tuple(f["bodies/name"].asstr()[()]) if "name" in f["bodies"] else ("",) * len(bodies["mass"])
+        n_bodies = len(bodies["mass"])
+        names = tuple(f["bodies/name"].asstr()[()]) if "name" in f["bodies"] else ("",) * n_bodies
+        if "shape" in f["bodies"]:
+            shapes = f["bodies/shape"].asstr()[()].astype(str)
+            start, vertices = f["polygons/start"][()], f["polygons/vertices"][()]
+        else:  # a file from before polygons: disks (or spheres)
+            shapes = np.full(n_bodies, "sphere" if int(f.attrs["dim"]) == 3 else "disk")
+            start, vertices = np.zeros(n_bodies + 1, dtype=np.int64), np.zeros((0, 2))
     m = min(
         np.searchsorted(impacts["time"], frames["time"][-1], side="right") if n else 0,
         *(len(v) for v in impacts.values()),
@@ -365,6 +399,9 @@ def load(path) -> Trajectory:
         fixed=bodies["fixed"],
         restitution=bodies["restitution"],
         names=names,
+        shapes=shapes,
+        outline_start=start,
+        outline_vertices=vertices,
         checkpoint=checkpoint,
         wall_point=walls["point"],
         wall_normal=walls["normal"],

@@ -15,7 +15,10 @@ Bodies with a name get a colour of their own (`NAMED_COLORS`, while there are no
 colours) and a label that follows them. Where the moving bodies do not all have the same restitution, each
 one's label shows its ``e`` (while at most `MAX_LABELS` bodies are labelled).
 
-In a run where anything turns, each body carries a mark that turns with it: a radius from its centre to
+Polygons (2D) are drawn as their outlines at each frame's angle, filled in the body's colour (one collection
+for all of them, over the disks); they carry no mark, as their outline shows how they turn.
+
+In a run where anything turns, each disk or sphere carries a mark that turns with it: a radius from its centre to
 the point of its rim that its body-frame x axis points to (2D: at its orientation angle; 3D: that axis
 turned by its quaternion and projected, fainter while the point is on the far side). The marks are one
 collection drawn over all the bodies (in 3D, a far body's mark shows through a near body in front of it).
@@ -185,11 +188,15 @@ class _Picture:
 
         # Fixed bodies that never move (nor turn) are drawn once, behind the others (large ones are slow to draw).
         self.static, self.marked = _still(traj)
-        view.show(_discs(ax), 0, np.flatnonzero(self.static), self.colors)
+        self.polygon = traj.shapes == "polygon"
+        still = np.flatnonzero(self.static)
+        view.show(_discs(ax), 0, still[~self.polygon[still]], self.colors)
+        _outlines(traj, 0, still[self.polygon[still]], self.colors, _polygons(ax))
         if self.marked:
-            ax.add_collection(_marks(view, 0, np.flatnonzero(self.static), self.colors))
+            ax.add_collection(_marks(view, 0, still[~self.polygon[still]], self.colors))
         self.tracks = ax.add_collection(LineCollection([], linewidths=1.0, animated=True))
         self.bodies = _discs(ax, animated=True)
+        self.outlines = _polygons(ax, animated=True)
         self.spokes = ax.add_collection(_marks(view, 0, np.zeros(0, dtype=int), self.colors, animated=True))
         self.labels = _labels(traj)
         self.texts = self._label_texts()
@@ -236,9 +243,11 @@ class _Picture:
         """Put frame k into the animated artists; return them, in drawing order."""
         traj, view, colors = self.traj, self.view, self.colors
         live = np.flatnonzero(traj.active[k] & ~self.static)
-        view.show(self.bodies, k, live, colors)
+        disks, polygons = live[~self.polygon[live]], live[self.polygon[live]]
+        view.show(self.bodies, k, disks, colors)
+        _outlines(traj, k, polygons, colors, self.outlines)
         if self.marked:
-            _marks(view, k, live, colors, self.spokes)
+            _marks(view, k, disks, colors, self.spokes)
         if self.trails:
             moving = live[~traj.fixed[live]]
             path = view.project(traj.position[max(0, k - self.history) : k + 1, moving])[0]
@@ -250,7 +259,7 @@ class _Picture:
         for text, x, y, on in zip(self.texts, screen[:, 0], top, traj.active[k, ids], strict=True):
             text.set(position=(x, y), visible=bool(on))
         self.clock.set_text(_clock(traj.time[k]))
-        return [self.tracks, self.bodies, self.spokes, *self.texts, self.clock]
+        return [self.tracks, self.bodies, self.outlines, self.spokes, *self.texts, self.clock]
 
 
 def _still(traj: Trajectory) -> tuple[np.ndarray, bool]:
@@ -282,6 +291,17 @@ def _discs(ax, **kw) -> EllipseCollection:
     circles = EllipseCollection([], [], [], units="xy", offsets=offsets, offset_transform=ax.transData, **kw)
     circles.set(edgecolors=(0, 0, 0, 0.6), linewidths=0.4)
     return ax.add_collection(circles)
+
+
+def _polygons(ax, **kw) -> PolyCollection:
+    """An empty collection of filled polygons (data units), added to ``ax``."""
+    return ax.add_collection(PolyCollection([], edgecolors=(0, 0, 0, 0.6), linewidths=0.4, **kw))
+
+
+def _outlines(traj: Trajectory, k: int, ids: np.ndarray, colors: _Colors, polygons: PolyCollection) -> None:
+    """Put polygons ``ids`` at frame k into ``polygons``: their outlines at their angles, in their colours."""
+    polygons.set_verts(traj.polygon_vertices(k, ids) if len(ids) else [])
+    polygons.set_facecolor(colors.of(k, ids) if len(ids) else np.zeros((0, 4)))
 
 
 def _marks(view: _View, k: int, ids: np.ndarray, colors: _Colors, marks: LineCollection | None = None,
