@@ -52,6 +52,10 @@ INF = math.inf
 #: Mode assignments the exact impact law enumerates before it turns to block Gauss-Seidel
 #: (`carom.contact.rigid`): 4^6, six contact points with friction.
 MAX_MODES = 4096
+#: After a contact found with nothing to resolve (a feature sliding along a face or past a corner while the pair
+#: is held), the pair's next search starts this fraction of the step later: at most 1 / QUIET_FRACTION such
+#: events per pair and step. A new contact of that pair within the quiet time is met at the next event or step.
+QUIET_FRACTION = 0.125
 #: Advancement steps of one time-of-impact search before it hands back how far it got.
 TOI_ITERATIONS = 200
 #: A body whose displacement bound grows past its share of the candidate margin rebuilds the pairs; the
@@ -289,29 +293,44 @@ def advance(m: Motion, tau: float) -> None:
     m.w[...] += m.alpha * tau
 
 
-def motion_of(m: Motion, b: int) -> np.ndarray:
-    """Body b's motion from now for the time of impact (`carom.narrowphase.rotation.motion`)."""
-    return np.array([m.x[b, 0], m.x[b, 1], m.v[b, 0], m.v[b, 1], m.a[b, 0], m.a[b, 1], m.angle[b], m.w_drift[b]])
+def motion_of(m: Motion, b: int, later: float = 0.0) -> np.ndarray:
+    """Body b's motion from ``later`` s after now, for the time of impact (`carom.narrowphase.rotation.motion`)."""
+    x = m.x[b] + m.v[b] * later + 0.5 * m.a[b] * later * later
+    v = m.v[b] + m.a[b] * later
+    return np.array([x[0], x[1], v[0], v[1], m.a[b, 0], m.a[b, 1], m.angle[b] + m.w_drift[b] * later, m.w_drift[b]])
 
 
-def contact_time(p: Planar, tol: Tolerances, m: Motion, i: int, j: int, horizon: float) -> tuple[float, bool]:
+def contact_time(p: Planar, tol: Tolerances, m: Motion, i: int, j: int, horizon: float,
+                 later: float = 0.0) -> tuple[float, bool]:  # fmt: skip
     """Time (s from now) of the next new contact of body i with body j (-1 - k: wall k) within the horizon,
-    and whether it is a contact (False: the search stopped there short of an answer; search again then)."""
+    searched from ``later`` s on, and whether it is a contact (False: the search stopped there short of an
+    answer; search again then)."""
     verts_i, round_i = outline(p, i)
     slack = _pair_band(p, tol.touch, i, j, m.x)
     if j < 0:
         k = -1 - j
-        t, cleared, _ = wall_contact_time(verts_i, round_i, motion_of(m, i), p.wall_point[k], p.wall_normal[k],
-                                          horizon, slack, tol.approach, TOI_ITERATIONS)  # fmt: skip
+        t, cleared, _ = wall_contact_time(verts_i, round_i, motion_of(m, i, later), p.wall_point[k], p.wall_normal[k],
+                                          horizon - later, slack, tol.approach, TOI_ITERATIONS)  # fmt: skip
     else:
         verts_j, round_j = outline(p, j)
-        t, cleared, _ = pair_contact_time(verts_i, round_i, motion_of(m, i), verts_j, round_j, motion_of(m, j),
-                                          horizon, slack, tol.approach, TOI_ITERATIONS)  # fmt: skip
+        t, cleared, _ = pair_contact_time(verts_i, round_i, motion_of(m, i, later), verts_j, round_j,
+                                          motion_of(m, j, later), horizon - later, slack, tol.approach,
+                                          TOI_ITERATIONS)  # fmt: skip
     if t < INF:
-        return t, True
-    if cleared < horizon:
-        return cleared, False
+        return later + t, True
+    if cleared < horizon - later:
+        return later + cleared, False
     return INF, False
+
+
+def passing_time(p: Planar, tol: Tolerances, m: Motion, i: int, j: int) -> float:
+    """How long (s) bodies i and j (j < 0: a wall) take to move by their touching distance relative to each
+    other: a contact found again within it, with nothing to resolve, is the same one (a corner passing a
+    corner, where the nearest points' direction is undefined)."""
+    speed = float(np.hypot(*m.v[i])) + abs(m.w_drift[i]) * p.size[i]
+    if j >= 0:
+        speed += float(np.hypot(*m.v[j])) + abs(m.w_drift[j]) * p.size[j]
+    return _pair_band(p, tol.touch, i, j, m.x) / max(speed, tol.speed_tol, 1e-300)
 
 
 # ---------------------------------------------------------------- the solves
@@ -471,12 +490,22 @@ def hold(p: Planar, tol: Tolerances, m: Motion, c: Contacts, cluster: np.ndarray
     now = _rates(c, m.v, m.w, m.x)
     slip = now[:, 1]
     mu = np.empty(k)
+    kinetic = np.empty(k)
     for q in range(k):
-        _, mu_s, mu_k = pair_coefficients(p, int(c.ci[q]), int(c.cj[q]))
-        mu[q] = mu_s if abs(slip[q]) <= tol.speed_tol else mu_k
+        _, mu_s, kinetic[q] = pair_coefficients(p, int(c.ci[q]), int(c.cj[q]))
+        mu[q] = mu_s if abs(slip[q]) <= tol.speed_tol else kinetic[q]
     impulse = _warm_start(memory, c, m, h_left)
+    start = (v_end.copy(), w_end.copy())
     hold_impulses(c.ci, c.cj, c.point, c.normal, mu, now, m.x, v_end, w_end, p.inv_mass, p.inv_inertia, impulse,
                   tol.hold_sweeps, tol.hold_tol)  # fmt: skip
+    # a contact that static friction cannot hold (its friction on the cone's edge) slides: kinetic friction
+    breaks = (np.abs(impulse[:, 1]) >= mu * impulse[:, 0] * (1.0 - 1e-9)) & (impulse[:, 0] > 0.0) & (kinetic < mu)
+    if np.any(breaks):
+        mu[breaks] = kinetic[breaks]
+        v_end[...], w_end[...] = start
+        impulse[:] = 0.0
+        hold_impulses(c.ci, c.cj, c.point, c.normal, mu, now, m.x, v_end, w_end, p.inv_mass, p.inv_inertia,
+                      impulse, tol.hold_sweeps, tol.hold_tol)  # fmt: skip
     _remember(memory, c, m, impulse, h_left)
     pushed = impulse[:, 0] > 0.0
     bodies = np.unique(np.concatenate([c.ci[pushed], c.cj[pushed]]))
@@ -531,6 +560,7 @@ class _Schedule:
         self.lists = lists
         self.time = np.full(len(lists.pair_i) + len(lists.wall_b), INF)
         self.real = np.zeros(len(self.time), dtype=bool)
+        self.quiet = np.zeros(len(self.time))  # s from the step start: an entry's search starts here at the earliest
         for q in range(len(self.time)):
             self.predict(p, tol, m, q, t, h)
 
@@ -544,7 +574,10 @@ class _Schedule:
 
     def predict(self, p: Planar, tol: Tolerances, m: Motion, q: int, t: float, h: float) -> None:
         i, j = self.entry(q)
-        dt, real = contact_time(p, tol, m, i, j, h - t)
+        if self.quiet[q] >= h:
+            self.time[q], self.real[q] = INF, False
+            return
+        dt, real = contact_time(p, tol, m, i, j, h - t, max(self.quiet[q] - t, 0.0))
         self.time[q] = t + dt
         self.real[q] = real
 
@@ -599,19 +632,24 @@ def step(p: Planar, tol: Tolerances, m: Motion, h: float, log: list | None, memo
         i, j = schedule.entry(q)
         seeds = [i] if j < 0 else [i, j]
         contacts = touching(p, tol, m, lists, seeds)
+        acted = len(contacts.ci) and np.any(_rates(contacts, m.v, m.w, m.x)[:, 0] > tol.approach)
         impacts += impact(p, tol, m, contacts, h, t, log)
         cluster = np.unique(np.concatenate([np.asarray(seeds, dtype=np.int64), contacts.ci, contacts.cj]))
         cluster = cluster[cluster >= 0]
         held[hold(p, tol, m, contacts, cluster, h - t, memory)] = True
-        events[cluster] += 1
-        if np.any(events[cluster] > tol.max_body_events):
-            raise ContactError(f"body {int(cluster[np.argmax(events[cluster])])} took part in more than "
+        counted = cluster[p.inv_mass[cluster] != 0.0]
+        events[counted] += 1
+        if np.any(events[counted] > tol.max_body_events):
+            raise ContactError(f"body {int(counted[np.argmax(events[counted])])} took part in more than "
                                f"Config.max_body_events={tol.max_body_events} events within one step")
         if _strays(lists, m, cluster, h - t):
             lists = candidates(p, m, h - t)
             schedule = _Schedule(p, tol, m, lists, t, h)
         else:
             schedule.predict_bodies(p, tol, m, cluster, t, h)
+        if not acted:  # nothing to resolve: this entry's search goes on from past this touch
+            schedule.quiet[q] = t + max(passing_time(p, tol, m, i, j), QUIET_FRACTION * h)
+            schedule.predict(p, tol, m, q, t, h)
     advance(m, h - t)
     project(p, tol, m, lists)
     return Report(impacts, total, held, log)
