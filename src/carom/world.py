@@ -36,7 +36,7 @@ from .forces import Force
 from .kinematics import motion_bounds
 from .materials import RULE_CODES
 from .model import Model, as_number
-from .step import sleep
+from .step import rigid, sleep
 from .step.drift import (
     Bodies,
     Candidates,
@@ -52,7 +52,6 @@ from .step.drift import (
     fits,
     new_work,
 )
-from .step import rigid
 from .step.friction import clear_held
 
 #: The most steps a run may take from time 0: ``dt`` must be at least ``max(|time|, |until|) / MAX_STEPS``.

@@ -518,11 +518,14 @@ def hold(p: Planar, tol: Tolerances, m: Motion, c: Contacts, cluster: np.ndarray
 
 
 def project(p: Planar, tol: Tolerances, m: Motion, lists: Candidates) -> float:
-    """Push apart what overlaps deeper than the band, positions and angles only (velocities untouched):
-    passes of nonlinear Gauss-Seidel, each contact's deepest point moved to half the band along its normal,
-    the move shared by the inverse masses and inertias. Returns the deepest overlap left (m, >= 0)."""
+    """Push apart what overlaps deeper than the band, positions and angles only: passes of nonlinear
+    Gauss-Seidel, each contact's deepest point moved to half the band along its normal, the move shared by
+    the inverse masses and inertias. A push that raises a body against the smooth forces takes that potential
+    energy from the kinetic energy of the bodies moved (their velocities and spins scaled down), so the
+    projection never adds energy while they have it. Returns the deepest overlap left (m, >= 0)."""
     entries = [(int(i), int(j)) for i, j in zip(lists.pair_i, lists.pair_j, strict=True)]
     entries += [(int(b), -1 - int(k)) for b, k in zip(lists.wall_b, lists.wall_k, strict=True)]
+    x0 = m.x.copy()
     deepest = 0.0
     for _ in range(tol.projection_iterations):
         deepest = 0.0
@@ -535,7 +538,25 @@ def project(p: Planar, tol: Tolerances, m: Motion, lists: Candidates) -> float:
             _push(p, m, i, j, points[0], normal, -(gaps[0] + 0.5 * band))
         if deepest == 0.0:
             break
+    _pay_for_pushes(p, m, x0)
     return deepest
+
+
+def _pay_for_pushes(p: Planar, m: Motion, x0: np.ndarray) -> None:
+    """Take the potential energy the projection added against the smooth forces, ``-m a_smooth . dx``,
+    from the kinetic energy of the bodies it moved (as much as they have)."""
+    moved = np.flatnonzero(np.any(m.x != x0, axis=1) & (p.inv_mass != 0.0))
+    if not len(moved):
+        return
+    mass = 1.0 / p.inv_mass[moved]
+    raised = -float(np.sum(mass * np.sum(m.a_smooth[moved] * (m.x[moved] - x0[moved]), axis=1)))
+    spin = np.divide(m.w[moved] ** 2, p.inv_inertia[moved], out=np.zeros(len(moved)), where=p.inv_inertia[moved] > 0)
+    kinetic = 0.5 * float(np.sum(mass * np.sum(m.v[moved] ** 2, axis=1)) + np.sum(spin))
+    if raised <= 0.0 or kinetic <= 0.0:
+        return
+    factor = math.sqrt(max(0.0, 1.0 - raised / kinetic))
+    m.v[moved] *= factor
+    m.w[moved] *= factor
 
 
 def _push(p: Planar, m: Motion, i: int, j: int, point: np.ndarray, normal: np.ndarray, depth: float) -> None:

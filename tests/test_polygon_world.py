@@ -1,0 +1,221 @@
+"""Rigid polygons stepped by `World` (`carom.step.rigid`), against exact answers: the issue's one-corner impact,
+a rod's end on a step, flat landings, thin fast plates, inclines, a tower, and energy that never rises."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import carom
+
+C30, S30 = math.cos(math.pi / 6), math.sin(math.pi / 6)
+
+
+def one_corner_world(dt_gravity=None):
+    w = carom.World(dim=2, gravity=dt_gravity)
+    b = w.add_rectangle(1.0, 0.5, (0.0, 1.0), angle=math.pi / 6, velocity=(0.0, -3.0), mass=2.0, restitution=0.5)
+    w.add_wall((0, 0), (0, 1), restitution=1.0)
+    return w, b
+
+
+@pytest.mark.parametrize("dt", [1e-3, 0.1, 1.0])
+def test_one_corner_landing_is_the_exact_impulse_at_any_dt(dt):
+    """The docs' derivation: j = 1.5 * 3 / W_nn with W_nn = 1/2 + (r x n)^2 / I, r the lowest corner turned by
+    30 degrees; the box leaves at (0, -3 + j/m) spinning at -(r x n) j / I, its corner at exactly e * 3."""
+    w, b = one_corner_world()
+    impacts = []
+    w.on_impact(impacts.append)
+    inertia = 2.0 * (1.0 + 0.25) / 12.0
+    arm = 0.5 * C30 - 0.25 * S30  # r x n for n = (0, -1): r_x n_y - r_y n_x = -r_x
+    j = 1.5 * 3.0 / (0.5 + arm**2 / inertia)
+    # the corner reaches the floor after (1 - (0.5 S30 + 0.25 C30)) / 3 s; stop before the second corner lands
+    w.run(until=0.2, dt=dt)
+    first = impacts[0]
+    assert first.impulse == pytest.approx(4.710144, abs=5e-7)
+    assert first.impulse == pytest.approx(j, rel=1e-12)
+    assert np.allclose(w.velocities[b], [0.0, -3.0 + j / 2.0], rtol=0, atol=1e-12)
+    assert w.angular_velocities[b] == pytest.approx(-arm * j / inertia, abs=1e-12)
+    assert w.angular_velocities[b] == pytest.approx(-6.963764, abs=5e-7)
+    assert first.point[1] == pytest.approx(0.0, abs=1e-9)
+    # the corner at the impact, r = (-arm, -(0.5 S30 + 0.25 C30)) from the centre, leaves at exactly e * 3
+    corner_vy = w.velocities[b][1] + w.angular_velocities[b] * (-arm)
+    assert corner_vy == pytest.approx(1.5, abs=1e-12)
+
+
+def test_rod_end_on_a_step():
+    """A thin horizontal rod falling flat, its end over a fixed step: j = (1 + e) v / (1/m + (L/2)^2 / I), which
+    for a thin rod is (1 + e) m v / 4."""
+    length, thick, m, v, e = 2.0, 1e-3, 3.0, 2.0, 0.6
+    w = carom.World(dim=2)
+    rod = w.add_rectangle(length, thick, (0.0, 0.5), velocity=(0, -v), mass=m, restitution=e)
+    w.add_rectangle(1.0, 1.0, (1.45, 0.5 - thick / 2 - 0.5 - 0.1), fixed=True, restitution=1.0)
+    impacts = []
+    w.on_impact(impacts.append)
+    w.run(until=0.06, dt=0.01)
+    inertia = m * (length**2 + thick**2) / 12.0
+    arm = 0.95  # the step's corner, at x = 0.95, under the rod
+    j = (1 + e) * v / (1 / m + arm**2 / inertia)
+    assert len(impacts) == 1
+    assert impacts[0].impulse == pytest.approx(j, rel=1e-12)
+    assert w.angular_velocities[rod] == pytest.approx(arm * j / inertia, rel=1e-12)
+
+
+def test_free_squares_conserve_both_momenta():
+    """A corner of a spinning square into the face of another, off centre, no gravity: linear and angular
+    momentum (about two points) conserved to round-off, the energy lost (1 - e^2) u^2 / (2 W_nn) at most."""
+    w = carom.World(dim=2)
+    a = w.add_rectangle(1.0, 1.0, (-1.5, 0.3), angle=math.pi / 4, velocity=(2.0, 0.0), angular_velocity=1.5,
+                        mass=1.0, restitution=0.7)  # fmt: skip
+    w.add_rectangle(2.0, 2.0, (1.0, 0.0), mass=5.0, restitution=0.7)
+    p0, l0, l1, e0 = w.momentum(), w.angular_momentum(), w.angular_momentum(origin=(3, -2)), w.kinetic_energy()
+    w.run(until=1.0, dt=0.05)
+    assert w.collision_count >= 1
+    assert np.allclose(w.momentum(), p0, rtol=0, atol=1e-12)
+    assert w.angular_momentum() == pytest.approx(l0, abs=1e-12)
+    assert w.angular_momentum(origin=(3, -2)) == pytest.approx(l1, abs=1e-12)
+    assert w.kinetic_energy() < e0
+    assert w.velocities[a][0] < 2.0
+
+
+@pytest.mark.parametrize("friction", [0.0, 0.6])
+def test_flat_landing_has_no_spin_and_no_drift(friction):
+    w = carom.World(dim=2)
+    b = w.add_rectangle(1.0, 0.5, (0.3, 1.0), velocity=(0.0, -3.0), mass=2.0, restitution=0.5,
+                        static_friction=friction)  # fmt: skip
+    w.add_wall((0, 0), (0, 1), restitution=1.0, static_friction=friction)
+    w.run(until=0.5, dt=0.1)
+    assert w.collision_count == 2  # both corners, at one instant
+    assert abs(w.angular_velocities[b]) <= 1e-12
+    assert np.allclose(w.velocities[b], [0.0, 1.5], rtol=0, atol=1e-12)
+    assert w.positions[b][0] == 0.3
+
+
+def test_tilted_landing_is_close_to_the_flat_one():
+    """Continuity: tilted by 1e-9 rad, the box lands almost as it does flat (the corners within the touching
+    distance land together)."""
+    w = carom.World(dim=2)
+    b = w.add_rectangle(1.0, 0.5, (0.3, 1.0), angle=1e-9, velocity=(0.0, -3.0), mass=2.0, restitution=0.5)
+    w.add_wall((0, 0), (0, 1))
+    w.run(until=0.5, dt=0.1)
+    assert np.allclose(w.velocities[b], [0.0, 1.5], rtol=0, atol=1e-7)
+    assert abs(w.angular_velocities[b]) <= 1e-7
+
+
+@pytest.mark.parametrize("dt", [1e-4, 1e-2, 1.0])
+def test_thin_fast_plate_never_passes_through(dt):
+    """A 1 mm plate at 1 km/s against a fixed 1 mm plate 0.3 m away bounces (e = 1) at (0.3 - 0.001) / 1000 s and
+    comes back at the same speed, whatever dt."""
+    w = carom.World(dim=2)
+    plate = w.add_rectangle(0.001, 0.2, (0.0, 0.0), velocity=(1000.0, 0.0), mass=0.1, restitution=1.0)
+    w.add_rectangle(0.001, 1.0, (0.3, 0.0), fixed=True, restitution=1.0)
+    impacts = []
+    w.on_impact(impacts.append)
+    w.run(until=0.001, dt=dt)
+    assert len(impacts) == 2  # its two corners, at one instant
+    for hit in impacts:
+        assert hit.time == pytest.approx((0.3 - 0.001) / 1000.0, abs=1e-12)
+    assert sum(hit.impulse for hit in impacts) == pytest.approx(2 * 0.1 * 1000.0, rel=1e-12)
+    assert np.allclose(w.velocities[plate], [-1000.0, 0.0], rtol=0, atol=1e-9)
+    assert w.positions[plate][0] < 0.3
+
+
+def test_shuffled_insertion_changes_nothing():
+    def run(order):
+        w = carom.World(dim=2, gravity=(0, -9.81))
+        w.add_wall((0, 0), (0, 1), restitution=0.4)
+        boxes = [((0.0, 0.5), 0.0), ((0.2, 1.6), 0.3), ((-0.4, 2.8), -0.2)]
+        ids = {}
+        for k in order:
+            ids[k] = w.add_rectangle(0.8, 0.6, boxes[k][0], angle=boxes[k][1], mass=1.0 + k, restitution=0.4)
+        w.run(until=1.0, dt=1 / 60)
+        return np.array([[*w.positions[ids[k]], w.angles[ids[k]]] for k in range(3)])
+
+    assert np.allclose(run([0, 1, 2]), run([2, 0, 1]), rtol=0, atol=1e-9)
+
+
+def incline(theta, mu_s, mu_k, until, width=1.0, height=0.5):
+    n = np.array([-math.sin(theta), math.cos(theta)])
+    w = carom.World(dim=2, gravity=(0, -9.81))
+    w.add_wall((0, 0), n, restitution=0.0, static_friction=mu_s, kinetic_friction=mu_k)
+    b = w.add_rectangle(width, height, tuple(0.5 * height * n), angle=theta, mass=1.0, restitution=0.0,
+                        static_friction=mu_s, kinetic_friction=mu_k)  # fmt: skip
+    x0 = w.positions[b].copy()
+    w.run(until=until, dt=1 / 60)
+    return w, b, w.positions[b] - x0
+
+
+def test_box_stays_on_an_incline_within_static_friction():
+    theta = math.radians(20)  # tan = 0.364 <= 0.5
+    w, b, moved = incline(theta, 0.5, 0.5, 10.0)
+    assert np.hypot(*moved) <= 1e-9
+    assert w.angles[b] == pytest.approx(theta, abs=1e-9)
+
+
+@pytest.mark.parametrize(("mu_s", "mu_k"), [(0.0, 0.0), (0.2, 0.1)])
+def test_box_slides_down_an_incline_at_the_coulomb_rate(mu_s, mu_k):
+    theta = math.radians(20)
+    w, b, moved = incline(theta, mu_s, mu_k, 2.0)
+    accel = 9.81 * (math.sin(theta) - mu_k * math.cos(theta))
+    assert np.hypot(*moved) == pytest.approx(0.5 * accel * 4.0, rel=1e-9)
+    assert np.hypot(*w.velocities[b]) == pytest.approx(accel * 2.0, rel=1e-9)
+    assert abs(w.angular_velocities[b]) <= 1e-9
+
+
+@pytest.mark.parametrize(("mu", "tips"), [(0.8, True), (0.3, False)])
+def test_tall_box_tips_or_slides(mu, tips):
+    """A box 0.5 wide and 1 tall on an incline with tan 35 degrees = 0.70 > w/h = 0.5: it tips when friction holds
+    its foot (mu_s = 0.8), and slides without turning when it cannot (mu_s = 0.3 < tan 35)."""
+    theta = math.radians(35)
+    w, b, _ = incline(theta, mu, mu, 1.0, width=0.5, height=1.0)
+    turned = abs(w.angles[b] - theta)
+    assert (turned > 0.5) == tips
+    if not tips:
+        assert turned <= 1e-9
+
+
+def test_tower_of_ten_boxes_stands_still():
+    w = carom.World(dim=2, gravity=(0, -9.81))
+    w.add_wall((0, 0), (0, 1), restitution=0.0, static_friction=0.6)
+    for k in range(10):
+        w.add_rectangle(1.0, 1.0, (0.0, 0.5 + k), mass=1.0, restitution=0.0, static_friction=0.6)
+    x0 = w.positions.copy()
+    energy = w.total_energy()
+    for _ in range(600):
+        w.step(1 / 60)
+        now = w.total_energy()
+        # (the held solve stops when a sweep changes no rate by more than force_tolerance g dt; the work its
+        # residual does is of that order times the impulses: about 5e-12 of the energy here)
+        assert now <= energy + 2e-11 * abs(energy)
+        energy = now
+    assert np.abs(w.positions - x0).max() <= 1e-6
+    gaps = w.positions[1:, 1] - w.positions[:-1, 1] - 1.0
+    assert gaps.min() >= -w.config.resting_gap * math.sqrt(0.5)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.tuples(st.floats(-1.5, 1.5), st.floats(0.5, 2.5), st.floats(-3, 3), st.floats(-5, 5)),
+             min_size=1, max_size=4),
+    st.floats(0.0, 1.0),
+    st.floats(0.0, 0.8),
+)  # fmt: skip
+def test_energy_never_rises_in_a_box(boxes, e, mu):
+    """Boxes with random poses, speeds and spins dropped into a walled box: the total energy never rises in a
+    step (beyond the round-off of its sum), and no overlap stays deeper than resting_gap."""
+    w = carom.World(dim=2, gravity=(0, -9.81))
+    w.add_box((-3, 0), (3, 14), restitution=e, static_friction=mu)
+    placed = []
+    for x, y, vx, spin in boxes:
+        pos = (x, y + 3.0 * len(placed))
+        placed.append(w.add_rectangle(0.6, 0.4, pos, angle=spin / 3, velocity=(vx, 0.0), angular_velocity=spin,
+                                      mass=1.0, restitution=e, static_friction=mu))  # fmt: skip
+    energy = w.total_energy()
+    for _ in range(60):
+        w.step(1 / 60)
+        now = w.total_energy()
+        assert now <= energy + 1e-9 * (1.0 + abs(energy))
+        energy = now
+    for b in placed:
+        assert w.polygon_vertices(b)[:, 1].min() >= -w.config.resting_gap * w.radii[b] * 1.01
