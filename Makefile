@@ -33,6 +33,7 @@ bench: $(BENCH)
 	$(PY) benchmarks/run.py
 	$(PY) benchmarks/piles.py
 	$(PY) benchmarks/polygon_toi.py
+	$(PY) benchmarks/polygon_stacks.py
 
 clean:
 	rm -rf $(VENV) carom-demo .pytest_cache

@@ -1,0 +1,99 @@
+"""Pyramids of boxes side by side: carom against pymunk on Box2D's pyramid scene, in one process each.
+
+A pyramid of unit boxes (1 kg, 1 m; ``rows`` in the bottom row, one fewer in each row above, stacked
+touching) stands on a floor under g = 9.81, friction 0.6, restitution 0, stepped at 60 Hz. pymunk gets the
+same boxes, its default 10 iterations and no sleeping. Each engine reports its wall time per step, the top
+box's drift from where it started, and the deepest overlap after any step (carom: between boxes and with the
+floor, from the contact manifolds; pymunk: the top box's sag stands for it). Box2D v3 (the issue's reference:
+0.54 / 3.4 / 16 ms a step at 20 / 50 / 100 rows) is not measured here: no build of it installs from PyPI on
+this host. A peer that is not installed is skipped (``pip install '.[bench]'``).
+
+    python benchmarks/polygon_stacks.py --rows 10 20 --steps 30
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+G, FRICTION, DT = 9.81, 0.6, 1.0 / 60.0
+
+
+def _boxes(rows: int) -> np.ndarray:
+    """Centres (m) of the pyramid's boxes, bottom row first."""
+    return np.array([(c - (rows - r - 1) / 2, 0.5 + r) for r in range(rows) for c in range(rows - r)])
+
+
+def _carom(rows: int, steps: int) -> dict:
+    import carom
+    from carom.narrowphase.polygons import polygon_contact, polygon_wall_contact
+    from carom.shapes import rectangle_vertices
+
+    w = carom.World(dim=2, gravity=(0, -G))
+    w.add_wall((0, 0), (0, 1), restitution=0.0, static_friction=FRICTION)
+    for x, y in _boxes(rows):
+        w.add_rectangle(1.0, 1.0, (x, y), mass=1.0, restitution=0.0, static_friction=FRICTION)
+    square = rectangle_vertices(1.0, 1.0)
+    top0 = w.positions[-1].copy()
+    deepest, elapsed = 0.0, 0.0
+    for _ in range(steps):
+        start = time.perf_counter()
+        w.step(DT)
+        elapsed += time.perf_counter() - start
+        x, a = w.positions, w.angles
+        for b in range(len(x)):
+            floor = polygon_wall_contact(square, x[b], a[b], (0, 0), (0, 1))
+            deepest = max(deepest, -float(floor.gaps.min()))
+            for c in range(b + 1, len(x)):
+                if np.hypot(*(x[c] - x[b])) < 1.5:
+                    deepest = max(deepest, -float(polygon_contact(square, x[b], a[b], square, x[c], a[c]).gaps.min()))
+    return {"ms": 1e3 * elapsed / steps, "drift": float(np.hypot(*(w.positions[-1] - top0))), "overlap": deepest}
+
+
+def _pymunk(rows: int, steps: int) -> dict | None:
+    try:
+        import pymunk
+    except ImportError:
+        return None
+    space = pymunk.Space()
+    space.gravity = (0, -G)
+    floor = pymunk.Segment(space.static_body, (-1e3, 0), (1e3, 0), 0.0)
+    floor.friction, floor.elasticity = FRICTION, 0.0
+    space.add(floor)
+    bodies = []
+    for x, y in _boxes(rows):
+        body = pymunk.Body(1.0, pymunk.moment_for_box(1.0, (1.0, 1.0)))
+        body.position = (x, y)
+        shape = pymunk.Poly.create_box(body, (1.0, 1.0))
+        shape.friction, shape.elasticity = FRICTION, 0.0
+        space.add(body, shape)
+        bodies.append(body)
+    top0 = np.array(bodies[-1].position)
+    start = time.perf_counter()
+    for _ in range(steps):
+        space.step(DT)
+    elapsed = time.perf_counter() - start
+    top = np.array(bodies[-1].position)
+    return {"ms": 1e3 * elapsed / steps, "drift": float(np.hypot(*(top - top0))), "overlap": float(top0[1] - top[1])}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, nargs="+", default=[10, 20])
+    parser.add_argument("--steps", type=int, default=30)
+    args = parser.parse_args()
+    print(f"{'engine':>8} {'rows':>5} {'boxes':>6} {'ms/step':>9} {'top drift m':>12} {'overlap m':>10}")
+    for rows in args.rows:
+        boxes = rows * (rows + 1) // 2
+        for name, run in (("carom", _carom), ("pymunk", _pymunk)):
+            out = run(rows, args.steps)
+            if out is None:
+                print(f"{name:>8} {rows:>5} {boxes:>6}   (not installed)")
+                continue
+            print(f"{name:>8} {rows:>5} {boxes:>6} {out['ms']:9.3f} {out['drift']:12.3g} {out['overlap']:10.3g}")
+
+
+if __name__ == "__main__":
+    main()
