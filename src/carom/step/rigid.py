@@ -21,7 +21,9 @@ length h, from the forces ``a_smooth`` evaluated before anything moved:
    processed: every body is moved to that instant; the touching cluster (the bodies joined to the pair
    through contacts within the band, fixed bodies and walls ending it) is gathered; its approaching
    contacts are solved together in rounds by the rigid impact law, with the pair's restitution (made 0
-   where the approach is slower than the resting speed: the end of a Zeno sequence of bounces); and the
+   where the approach is slower than the resting speed: the end of a Zeno sequence of bounces; clusters of
+   more than `EXACT_CONTACTS` points by projected block Gauss-Seidel to round-off instead of the exact
+   enumeration, a round that would gain energy made perfectly inelastic); and the
    cluster's contacts are held again for the rest of the step, as in 1. Only the cluster's pairs are
    searched again.
 3. **Projection.** What the step leaves deeper than the band is pushed apart, positions and angles only
@@ -41,7 +43,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from ..config import ROUNDOFF
-from ..contact.rigid import contact_rates, hold_impulses, resolve_rounds
+from ..contact.rigid import APPROACH_ROUNDOFF, ENERGY_ROUNDOFF, contact_rates, hold_impulses, resolve_rounds
 from ..errors import ContactError, crushed_error
 from ..materials import combine, pair_key
 from ..narrowphase.polygons import PolygonTable, polygon_disk_manifold, polygon_wall_manifold, polygons_manifold
@@ -56,6 +58,9 @@ MAX_MODES = 4096
 #: is held), the pair's next search starts this fraction of the step later: at most 1 / QUIET_FRACTION such
 #: events per pair and step. A new contact of that pair within the quiet time is met at the next event or step.
 QUIET_FRACTION = 0.125
+#: The exact rigid impact law (mode enumeration) resolves clusters of up to this many contact points; larger
+#: clusters (an impact running into a stack) are solved round by round by projected block Gauss-Seidel.
+EXACT_CONTACTS = 4
 #: Advancement steps of one time-of-impact search before it hands back how far it got.
 TOI_ITERATIONS = 200
 #: A body whose displacement bound grows past its share of the candidate margin rebuilds the pairs; the
@@ -408,8 +413,11 @@ def impact(p: Planar, tol: Tolerances, m: Motion, c: Contacts, h: float, t: floa
         hold_impulses(c.ci, c.cj, c.point, c.normal, mu, np.zeros((k, 2)), m.x, m.v, m.w, p.inv_mass,
                       p.inv_inertia, impulse, tol.hold_sweeps, tol.hold_tol)  # fmt: skip
         return 0
-    rounds = resolve_rounds(c.ci, c.cj, c.point, c.normal, e, mu, m.x, m.v, m.w, p.inv_mass, p.inv_inertia, impulse,
-                            tol.max_rounds, MAX_MODES)  # fmt: skip
+    if k <= EXACT_CONTACTS:
+        rounds = resolve_rounds(c.ci, c.cj, c.point, c.normal, e, mu, m.x, m.v, m.w, p.inv_mass, p.inv_inertia,
+                                impulse, tol.max_rounds, MAX_MODES)  # fmt: skip
+    else:
+        rounds = _rounds_by_sweeps(p, tol, m, c, e, mu, impulse)
     if rounds < 0:
         raise crushed_error(int(c.ci[0]), t, tol.max_rounds, "at that instant")
     counted = 0
@@ -420,6 +428,54 @@ def impact(p: Planar, tol: Tolerances, m: Motion, c: Contacts, h: float, t: floa
         if log is not None:
             log.append(_impact_row(c, q, t, impulse[q], rates[q, 0], e[q]))
     return counted
+
+
+def _kinetic_energy(p: Planar, m: Motion, bodies: np.ndarray) -> float:
+    """Kinetic energy (J) of ``bodies`` (movable ids), translation and spin."""
+    mass = 1.0 / p.inv_mass[bodies]
+    inv_inertia = p.inv_inertia[bodies]
+    spin = np.divide(m.w[bodies] ** 2, inv_inertia, out=np.zeros(len(bodies)), where=inv_inertia > 0)
+    return 0.5 * float(np.sum(mass * np.sum(m.v[bodies] ** 2, axis=1)) + np.sum(spin))
+
+
+def _rounds_by_sweeps(p: Planar, tol: Tolerances, m: Motion, c: Contacts, e: np.ndarray, mu: np.ndarray,
+                      impulse: np.ndarray) -> int:  # fmt: skip
+    """The rounds of the rigid impact law for a cluster too large to enumerate (more than `EXACT_CONTACTS`
+    points): each round's approaching contacts solved together by `hold_impulses` with Newton's targets
+    (``u' <= -e u``, friction in the cone) to round-off; a round that would raise the kinetic energy of its
+    bodies is solved again perfectly inelastic (which never does: the cap of the exact law at its two ends).
+    After ``max_rounds`` rounds every contact is solved perfectly inelastic. Returns the rounds, or -1 if
+    contacts still approach (crushed)."""
+    rates = _rates(c, m.v, m.w, m.x)
+    floor = APPROACH_ROUNDOFF * float(np.abs(rates).max())
+    for rnd in range(2 * tol.max_rounds):
+        if rnd:
+            rates = _rates(c, m.v, m.w, m.x)
+        sel = np.flatnonzero(rates[:, 0] > floor)
+        if not len(sel):
+            return rnd
+        inelastic = rnd >= tol.max_rounds
+        if inelastic:
+            sel = np.arange(len(c.ci))
+        part = Contacts(c.ci[sel], c.cj[sel], c.point[sel], c.normal[sel], c.gap[sel])
+        bodies = np.unique(np.concatenate([part.ci, part.cj]))
+        bodies = bodies[(bodies >= 0)]
+        bodies = bodies[p.inv_mass[bodies] != 0.0]
+        before = _kinetic_energy(p, m, bodies)
+        kept = (m.v[bodies].copy(), m.w[bodies].copy())
+        bias = np.zeros((len(sel), 2))
+        if not inelastic:
+            bias[:, 0] = e[sel] * np.maximum(rates[sel, 0], 0.0)
+        for attempt in range(2):
+            lam = np.zeros((len(sel), 2))
+            hold_impulses(part.ci, part.cj, part.point, part.normal, mu[sel], bias, m.x, m.v, m.w, p.inv_mass,
+                          p.inv_inertia, lam, tol.hold_sweeps, floor)  # fmt: skip
+            if attempt or _kinetic_energy(p, m, bodies) <= before * (1.0 + ENERGY_ROUNDOFF) or not np.any(bias):
+                break
+            m.v[bodies], m.w[bodies] = kept
+            bias[:] = 0.0
+        impulse[sel] += lam
+    return -1 if np.any(_rates(c, m.v, m.w, m.x)[:, 0] > floor) else 2 * tol.max_rounds
 
 
 def _impact_row(c: Contacts, q: int, t: float, impulse: np.ndarray, speed: float, e: float) -> dict:
