@@ -219,3 +219,16 @@ def test_energy_never_rises_in_a_box(boxes, e, mu):
         energy = now
     for b in placed:
         assert w.polygon_vertices(b)[:, 1].min() >= -w.config.resting_gap * w.radii[b] * 1.01
+
+
+def test_a_cradle_of_boxes_passes_the_impact_through():
+    """Four equal boxes in a row, the first striking the three that touch face to face (e = 1, smooth, no
+    gravity): six contact points, more than the exact enumeration takes, solved in rounds by Gauss-Seidel.
+    As a Newton's cradle: one in, one out, momentum and energy kept."""
+    w = carom.World(dim=2)
+    ids = [w.add_rectangle(1.0, 1.0, (-2.0, 0.0), velocity=(1.0, 0.0), mass=1.0, restitution=1.0)]
+    ids += [w.add_rectangle(1.0, 1.0, (float(k), 0.0), mass=1.0, restitution=1.0) for k in range(3)]
+    w.run(until=1.5, dt=0.1)
+    assert np.allclose(w.velocities[ids], [[0, 0], [0, 0], [0, 0], [1, 0]], rtol=0, atol=1e-9)
+    assert np.allclose(w.angular_velocities[ids], 0.0, rtol=0, atol=1e-9)
+    assert w.kinetic_energy() == pytest.approx(0.5, rel=1e-9)

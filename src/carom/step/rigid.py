@@ -406,7 +406,7 @@ def impact(p: Planar, tol: Tolerances, m: Motion, c: Contacts, h: float, t: floa
     for q in range(k):
         e[q], _, mu[q] = pair_coefficients(p, int(c.ci[q]), int(c.cj[q]))
         slow[q] = _resting_speed(tol, m, h, int(c.ci[q]), int(c.cj[q]))
-        if rates[q, 0] <= slow[q]:
+        if tol.approach < rates[q, 0] <= slow[q]:  # (one that does not approach yet keeps e for later rounds)
             e[q] = 0.0
     impulse = np.zeros((k, 2))
     if not np.any(rates[:, 0] > slow):
@@ -417,7 +417,7 @@ def impact(p: Planar, tol: Tolerances, m: Motion, c: Contacts, h: float, t: floa
         rounds = resolve_rounds(c.ci, c.cj, c.point, c.normal, e, mu, m.x, m.v, m.w, p.inv_mass, p.inv_inertia,
                                 impulse, tol.max_rounds, MAX_MODES)  # fmt: skip
     else:
-        rounds = _rounds_by_sweeps(p, tol, m, c, e, mu, impulse)
+        rounds = _rounds_by_sweeps(p, tol, m, c, e, mu, slow, impulse)
     if rounds < 0:
         raise crushed_error(int(c.ci[0]), t, tol.max_rounds, "at that instant")
     counted = 0
@@ -439,11 +439,12 @@ def _kinetic_energy(p: Planar, m: Motion, bodies: np.ndarray) -> float:
 
 
 def _rounds_by_sweeps(p: Planar, tol: Tolerances, m: Motion, c: Contacts, e: np.ndarray, mu: np.ndarray,
-                      impulse: np.ndarray) -> int:  # fmt: skip
+                      slow: np.ndarray, impulse: np.ndarray) -> int:  # fmt: skip
     """The rounds of the rigid impact law for a cluster too large to enumerate (more than `EXACT_CONTACTS`
     points): each round's approaching contacts solved together by `hold_impulses` with Newton's targets
-    (``u' <= -e u``, friction in the cone) to round-off; a round that would raise the kinetic energy of its
-    bodies is solved again perfectly inelastic (which never does: the cap of the exact law at its two ends).
+    (``u' <= -e u``, friction in the cone; e = 0 where the approach is no faster than ``slow``, m/s) to
+    round-off; a round that would raise the kinetic energy of its bodies is solved again perfectly inelastic
+    (which never does: the cap of the exact law at its two ends).
     After ``max_rounds`` rounds every contact is solved perfectly inelastic. Returns the rounds, or -1 if
     contacts still approach (crushed)."""
     rates = _rates(c, m.v, m.w, m.x)
@@ -465,12 +466,15 @@ def _rounds_by_sweeps(p: Planar, tol: Tolerances, m: Motion, c: Contacts, e: np.
         kept = (m.v[bodies].copy(), m.w[bodies].copy())
         bias = np.zeros((len(sel), 2))
         if not inelastic:
-            bias[:, 0] = e[sel] * np.maximum(rates[sel, 0], 0.0)
+            bias[:, 0] = np.where(rates[sel, 0] > slow[sel], e[sel] * rates[sel, 0], 0.0)
         for attempt in range(2):
             lam = np.zeros((len(sel), 2))
             hold_impulses(part.ci, part.cj, part.point, part.normal, mu[sel], bias, m.x, m.v, m.w, p.inv_mass,
                           p.inv_inertia, lam, tol.hold_sweeps, floor)  # fmt: skip
-            if attempt or _kinetic_energy(p, m, bodies) <= before * (1.0 + ENERGY_ROUNDOFF) or not np.any(bias):
+            # (the sweeps stop when no rate changes by more than ``floor``: the work that leaves undone is
+            # at most that rate times the impulses, the round-off of this solve's energy)
+            allowed = before * ENERGY_ROUNDOFF + 2.0 * floor * float(np.abs(lam).sum())
+            if attempt or _kinetic_energy(p, m, bodies) <= before + allowed or not np.any(bias):
                 break
             m.v[bodies], m.w[bodies] = kept
             bias[:] = 0.0
