@@ -123,6 +123,28 @@ def _world_forces(dim: int) -> None:
         w.total_energy()
 
 
+def _world_polygons(dim: int) -> None:
+    """Rigid polygons (2D only): boxes landing on a floor, on each other and on a disk, with friction; a
+    cradle of boxes (an impact of more than four contact points)."""
+    from .world import World
+
+    w = World(dim=dim, gravity=(0.0, -9.81))
+    w.add_wall((0.0, 0.0), (0.0, 1.0), restitution=0.3, static_friction=0.5)
+    w.add_rectangle(1.0, 0.5, (0.0, 0.5), angle=0.3, mass=1.0, restitution=0.3, static_friction=0.5)
+    w.add_polygon([(0.0, 0.0), (0.6, 0.0), (0.3, 0.5)], (0.2, 1.5), angular_velocity=2.0, mass=1.0,
+                  restitution=0.3, static_friction=0.5)  # fmt: skip
+    w.add_body((1.5, 0.3), velocity=(-1.0, 0.0), mass=1.0, radius=0.2, restitution=0.3, static_friction=0.5)
+    w.run(until=1.0, dt=1.0 / 60.0)
+    cradle = World(dim=dim)
+    cradle.add_rectangle(1.0, 1.0, (-2.0, 0.0), velocity=(1.0, 0.0), mass=1.0)
+    for k in range(3):
+        cradle.add_rectangle(1.0, 1.0, (float(k), 0.0), mass=1.0)
+    cradle.run(until=1.5, dt=0.1)
+
+
+_world_polygons.dims = (2,)  # (polygons are planar)
+
+
 def _event_gas(dim: int) -> None:
     """`EventWorld`: a hard-sphere (disk) gas in a periodic box, elastic and inelastic."""
     from .canonical import hard_sphere_gas
@@ -143,20 +165,23 @@ def _event_walls(dim: int) -> None:
     w.run(until=1.0)
 
 
-#: The warm-up scenes: (label, function of dim). Each reaches a family of kernels in both dimensions.
+#: The warm-up scenes: (label, function of dim). Each reaches a family of kernels in both dimensions (in the
+#: dimensions of its ``dims`` attribute, where it has one).
 SCENES: tuple[tuple[str, Callable[[int], None]], ...] = (
     ("World: pile with friction", _world_pile),
     ("World: smooth pile", _world_smooth_pile),
     ("World: rolling ball", _world_rolling),
     ("World: gas", _world_gas),
     ("World: forces and merging", _world_forces),
+    ("World: rigid polygons", _world_polygons),
     ("EventWorld: periodic gas", _event_gas),
     ("EventWorld: walls and gravity", _event_walls),
 )
 
 
 def _tasks(scenes, dims) -> list[tuple[str, Callable[[int], None], int]]:
-    return [(f"{label} ({dim}D)", scene, dim) for label, scene in scenes for dim in dims]
+    return [(f"{label} ({dim}D)", scene, dim) for label, scene in scenes for dim in dims
+            if dim in getattr(scene, "dims", dims)]  # fmt: skip
 
 
 def warm_up(scenes: Iterable[tuple[str, Callable[[int], None]]] = SCENES, dims=(3, 2), progress=None) -> float:
