@@ -232,3 +232,26 @@ def test_a_cradle_of_boxes_passes_the_impact_through():
     assert np.allclose(w.velocities[ids], [[0, 0], [0, 0], [0, 0], [1, 0]], rtol=0, atol=1e-9)
     assert np.allclose(w.angular_velocities[ids], 0.0, rtol=0, atol=1e-9)
     assert w.kinetic_energy() == pytest.approx(0.5, rel=1e-9)
+
+
+def test_kane_levinson_rod_gains_no_energy_through_the_engine():
+    """Kane and Levinson's rod (1 kg, 1 m, inclined at 25 degrees, its lower end on the floor, falling at
+    (0.3, -1) m/s, e = 1, mu = 0.8), the case where Newton's law with Coulomb friction creates energy: stepped
+    by the engine (no gravity), the impact leaves the kinetic energy at most what it was, and the end leaves."""
+    theta = math.radians(25)
+    w = carom.World(dim=2)
+    w.add_wall((0, 0), (0, 1), restitution=1.0, static_friction=0.8)
+    thick = 1e-3
+    lowest = 0.5 * math.sin(theta) + 0.5 * thick * math.cos(theta)  # the centre's height with a corner on the floor
+    rod = w.add_rectangle(1.0, thick, (0.0, lowest), angle=theta, velocity=(0.3, -1.0), mass=1.0, restitution=1.0,
+                          static_friction=0.8)  # fmt: skip
+    before = w.kinetic_energy()
+    impacts = []
+    w.on_impact(impacts.append)
+    start = w.positions[rod].copy()
+    w.step(1e-6)  # (the impact is at the start of the step; no force acts after it)
+    assert impacts and impacts[0].time == 0.0
+    assert w.kinetic_energy() <= before * (1.0 + 1e-14)
+    arm = impacts[0].point - start
+    corner_vy = w.velocities[rod][1] + w.angular_velocities[rod] * arm[0]
+    assert corner_vy >= -1e-12  # the end leaves the floor (or slides on it), never enters it
