@@ -360,6 +360,11 @@ class World(Model):
             rows["time"] = rows["time"] + self.time
             self._emit_impacts(rows, len(log))
 
+    def _held_bodies(self) -> np.ndarray:
+        """(n,) bool: the bodies a contact held in the last step (polygon worlds; all False otherwise)."""
+        n = self.bodies.n
+        return self._rested.copy() if len(self._rested) == n else np.zeros(n, dtype=bool)
+
     def _forces(self) -> np.ndarray:
         """The smooth accelerations at the start of the step, a copy (merges in the drift rewrite rows)."""
         if self._a0 is None:
@@ -542,6 +547,10 @@ class World(Model):
                 if self._sleep_walls.shape == self._wall_force.shape
                 else np.zeros_like(self._wall_force)
             ),
+            # polygon worlds (`carom.step.rigid`): the bodies held last step, and the held forces by contact
+            # (rows i, j, point in body i's frame x, y (m), normal and tangential force (N)): the warm start
+            "held_bodies": self._held_bodies(),
+            "held_contacts": rigid.held_rows(self._held_forces),
             **self.bodies.snapshot(),
         }
 
@@ -549,7 +558,7 @@ class World(Model):
         """Restore a state from `get_state` (same scene: walls and forces are not part of it)."""
         scalars = ("time", "collision_count", "event_count", "smooth_acceleration", "pair_force_keys", "pair_force",
                    "wall_force", "sleep_island", "still_time", "sleep_pair_keys", "sleep_pair_force",
-                   "sleep_wall_force")  # fmt: skip
+                   "sleep_wall_force", "held_bodies", "held_contacts")  # fmt: skip
         self.bodies.restore({k: np.asarray(v) for k, v in state.items() if k not in scalars})
         self._names = list(self.names)  # (kept: names are the scene's, not the state's)
         self.time = float(state["time"])
@@ -575,5 +584,7 @@ class World(Model):
             self._sleep_pairs = (np.array(state["sleep_pair_keys"], dtype=np.int64),
                                  np.array(state["sleep_pair_force"], dtype=float))  # fmt: skip
             self._sleep_walls = np.array(state["sleep_wall_force"], dtype=float)
+        self._rested = np.array(state.get("held_bodies", np.zeros(n, dtype=bool)), dtype=bool).reshape(n)
+        self._held_forces = rigid.held_memory(np.asarray(state.get("held_contacts", np.zeros((0, 6))), dtype=float))
         a0 = state.get("smooth_acceleration")
         self._a0 = None if a0 is None else np.array(a0, dtype=float).reshape(self.n_bodies, self.dim)

@@ -137,7 +137,6 @@ class Report(NamedTuple):
     impacts: int
     events: int
     held: np.ndarray  # (n,) bool: carried a held contact at the end of the step
-    log: list  # one dict per impact: time (s from the step start), i, j, normal, point, impulse, ...
 
 
 # ---------------------------------------------------------------- shapes, materials, geometry
@@ -495,8 +494,7 @@ def _impact_row(c: Contacts, q: int, t: float, impulse: np.ndarray, speed: float
 
 def _warm_start(memory: dict, c: Contacts, m: Motion, h_left: float) -> np.ndarray:
     """(k, 2) impulses to start the held solve from: each contact's force (N) from the last hold of its pair,
-    matched by its point in body i's frame (the nearest kept one, within a tenth of the pair's distance
-    apart), times h_left."""
+    matched by its point in body i's frame (the nearest kept one), times h_left."""
     impulse = np.zeros((len(c.ci), 2))
     for q in range(len(c.ci)):
         kept = memory.get((int(c.ci[q]), int(c.cj[q])))
@@ -527,6 +525,21 @@ def _remember(memory: dict, c: Contacts, m: Motion, impulse: np.ndarray, h_left:
         memory.pop(key, None)
     for key, kept in rows.items():
         memory[key] = np.array(kept)
+
+
+def held_rows(memory: dict) -> np.ndarray:
+    """The held forces of `_remember` as one (q, 6) array for saving: i, j, point in body i's frame (m),
+    normal and tangential force (N), pairs in sorted order."""
+    rows = [[i, j, *row] for (i, j), kept in sorted(memory.items()) for row in kept]
+    return np.array(rows, dtype=float).reshape(len(rows), 6)
+
+
+def held_memory(rows: np.ndarray) -> dict:
+    """`held_rows` read back."""
+    memory: dict = {}
+    for row in rows:
+        memory.setdefault((int(row[0]), int(row[1])), []).append(row[2:])
+    return {key: np.array(kept) for key, kept in memory.items()}
 
 
 def hold(p: Planar, tol: Tolerances, m: Motion, c: Contacts, cluster: np.ndarray, h_left: float,
@@ -684,7 +697,8 @@ def _strays(lists: Candidates, m: Motion, bodies, h_left: float) -> bool:
 
 def step(p: Planar, tol: Tolerances, m: Motion, h: float, log: list | None, memory: dict) -> Report:
     """Advance every active body by h s (`Motion` written in place); see the module docstring. ``memory``:
-    the held forces by pair, the warm start of each held solve, updated."""
+    the held forces by pair, the warm start of each held solve, updated; ``log``: where given, each impact
+    is appended to it (a dict of `carom.Impact`'s fields, time from the step start)."""
     n = len(p.size)
     movable = np.flatnonzero(p.active & (p.inv_mass != 0.0))
     m.a[...] = m.a_smooth
@@ -733,4 +747,4 @@ def step(p: Planar, tol: Tolerances, m: Motion, h: float, log: list | None, memo
             schedule.predict(p, tol, m, q, t, h)
     advance(m, h - t)
     project(p, tol, m, lists)
-    return Report(impacts, total, held, log)
+    return Report(impacts, total, held)
