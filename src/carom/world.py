@@ -129,7 +129,7 @@ class World(Model):
         self._rest_reach = 0.0
         self._still_counted = False  # whether any still time may be nonzero
         self._rested = np.zeros(0, dtype=bool)  # polygon worlds: bodies held by a contact in the last step
-        self._held_forces: dict = {}  # polygon worlds: held forces by pair, the next held solve's warm start
+        self._held_forces = rigid.HeldForces.empty()  # polygon worlds: the held solve's warm start
 
     def add_force(self, force: Force) -> Force:
         """Add a force (`NBodyGravity`, `Atmosphere`, `Thrust`, or a `Force` subclass)."""
@@ -353,6 +353,7 @@ class World(Model):
         b.orientation[:n, 0] = motion.angle
         b.angular_velocity[:n, 0] = motion.w
         self._rested = report.held
+        self._held_forces = report.memory
         self.collision_count += report.impacts
         self.event_count += report.events
         if log:

@@ -1,0 +1,337 @@
+"""The compiled loops of the rigid step (`carom.step.rigid`): over its candidate entries (pairs of bodies,
+and bodies with walls) and over contact points.
+
+`carom.step.rigid` decides; these kernels do the per-entry and per-contact work it asks for, over plain
+arrays (no Python object enters them):
+
+* `entry_manifold`: one entry's contact points now, dispatched on the pair's shapes (polygon, disk, wall);
+* `gather_touching`: the contact points within the band of a touching cluster, grown from seed bodies
+  through the entries' adjacency (a body's entries in ascending order, the cluster as a stack);
+* `next_contact_times`: each listed entry's next new contact, by the time of impact with rotation;
+* `project_overlaps`: nonlinear Gauss-Seidel on positions and angles, pushing apart what overlaps deeper
+  than the band;
+* `body_frame_points` and `warm_start`: held forces kept by pair and by point in body i's frame, matched to
+  new contact points.
+
+An entry q joins body ``entry_i[q]`` with body ``entry_j[q]``, or with wall ``-1 - entry_j[q]`` when that is
+negative. Every tolerance is passed in by the caller (`carom.step.rigid.Tolerances`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from ..config import ROUNDOFF
+from ..materials import combine
+from ..narrowphase.polygons import polygon_disk_manifold, polygon_wall_manifold, polygons_manifold
+from ..narrowphase.rotation import pair_contact_time, wall_contact_time
+from ..state import SHAPE_POLYGON
+
+INF = math.inf
+#: Advancement steps of one time-of-impact search before it hands back how far it got.
+TOI_ITERATIONS = 200
+#: Held forces are kept by pair under the key ``i * PAIR_KEY_BASE + (j + PAIR_KEY_BASE // 2)`` (j < 0 for a
+#: wall), so that sorting the keys sorts the pairs as (i, j).
+PAIR_KEY_BASE = 2**32
+
+
+class Outlines(NamedTuple):
+    """The bodies' and walls' geometry, as the kernels read it."""
+
+    shape: np.ndarray  # (n,) int8: `carom.state` shape codes
+    size: np.ndarray  # (n,) m: circumradius of a polygon, radius of a disk
+    start: np.ndarray  # (n + 1,) int64: body b's vertices are rows start[b]:start[b + 1] (none for a disk)
+    vertices: np.ndarray  # (V, 2) m, body frame, counter-clockwise
+    normals: np.ndarray  # (V, 2) outward unit edge normals, body frame
+    inv_mass: np.ndarray  # (n,) 1/kg, 0 fixed
+    inv_inertia: np.ndarray  # (n,) 1/(kg m^2), 0 fixed
+    wall_point: np.ndarray  # (k, 2) m
+    wall_normal: np.ndarray  # (k, 2) unit, into the world
+    disk_outline: np.ndarray  # (1, 2) zeros: a disk's outline for the time of impact (a point, rounded)
+
+
+class Entries(NamedTuple):
+    """Candidate entries and their adjacency: body b's entries are ``entry[adjacent_start[b]:adjacent_start[b +
+    1]]``, ascending."""
+
+    entry_i: np.ndarray  # (E,) int64
+    entry_j: np.ndarray  # (E,) int64: body, or -1 - wall
+    adjacent_start: np.ndarray  # (n + 1,) int64
+    adjacent: np.ndarray  # (2 E,) int64 at most: entry indices
+
+
+class Gathered(NamedTuple):
+    """Contact rows written by `gather_touching` (capacity two per entry)."""
+
+    entry: np.ndarray  # (R,) int64
+    ci: np.ndarray  # (R,) int64
+    cj: np.ndarray  # (R,) int64: body, or -1 - wall
+    point: np.ndarray  # (R, 2) m
+    normal: np.ndarray  # (R, 2) unit, from i towards j (into a wall)
+    gap: np.ndarray  # (R,) m
+
+
+class Motions(NamedTuple):
+    """Every body's motion now, for the time of impact: a parabola and a constant turning rate."""
+
+    x: np.ndarray  # (n, 2) m
+    v: np.ndarray  # (n, 2) m/s
+    a: np.ndarray  # (n, 2) m/s^2
+    angle: np.ndarray  # (n,) rad
+    w_drift: np.ndarray  # (n,) rad/s
+
+
+@njit(cache=True, forceinline=False)
+def pair_band(fraction, size, wall_point, x, i, j):
+    """Gap (m) within ``fraction`` of the pair's smaller size, plus the round-off of its coordinates."""
+    if j >= 0:
+        smaller = min(size[i], size[j])
+        coords = max(max(abs(x[i, 0]), abs(x[i, 1])), max(abs(x[j, 0]), abs(x[j, 1])))
+    else:
+        smaller = size[i]
+        k = -1 - j
+        coords = max(max(abs(x[i, 0]), abs(x[i, 1])), max(abs(wall_point[k, 0]), abs(wall_point[k, 1])))
+    return fraction * smaller + ROUNDOFF * coords
+
+
+@njit(cache=True, forceinline=False)
+def entry_manifold(g, i, j, x, angle, within, points, gaps, normal):
+    """Contact points of body i with body j (j < 0: wall -1 - j) now: writes ``points`` (2, 2) (m), ``gaps``
+    (2,) (m) and the unit ``normal`` (2,) from i towards j (into a wall); returns how many points (deepest
+    first). A second point is kept within ``within`` (m) of the first's gap."""
+    poly_i = g.shape[i] == SHAPE_POLYGON
+    if j < 0:
+        k = -1 - j
+        if poly_i:
+            count = polygon_wall_manifold(i, k, x, angle, g.start, g.vertices, g.wall_point, g.wall_normal, within,
+                                          points, gaps, normal)  # fmt: skip
+        else:
+            nx, ny = g.wall_normal[k, 0], g.wall_normal[k, 1]
+            gap = (x[i, 0] - g.wall_point[k, 0]) * nx + (x[i, 1] - g.wall_point[k, 1]) * ny - g.size[i]
+            reach = g.size[i] + 0.5 * gap
+            points[0, 0] = x[i, 0] - reach * nx
+            points[0, 1] = x[i, 1] - reach * ny
+            gaps[0] = gap
+            count = 1
+        normal[0] = -g.wall_normal[k, 0]
+        normal[1] = -g.wall_normal[k, 1]
+        return count
+    poly_j = g.shape[j] == SHAPE_POLYGON
+    if poly_i and poly_j:
+        return polygons_manifold(i, j, x, angle, g.start, g.vertices, g.normals, INF, within, points, gaps, normal)
+    if poly_i:
+        return polygon_disk_manifold(i, j, x, angle, g.size, g.start, g.vertices, g.normals, points, gaps, normal)
+    if poly_j:
+        polygon_disk_manifold(j, i, x, angle, g.size, g.start, g.vertices, g.normals, points, gaps, normal)
+        normal[0] = -normal[0]
+        normal[1] = -normal[1]
+        return 1
+    dx = x[j, 0] - x[i, 0]
+    dy = x[j, 1] - x[i, 1]
+    dist = math.hypot(dx, dy)
+    if dist > 0.0:
+        normal[0], normal[1] = dx / dist, dy / dist
+    else:
+        normal[0], normal[1] = 1.0, 0.0
+    gap = dist - g.size[i] - g.size[j]
+    reach = g.size[i] + 0.5 * gap
+    points[0, 0] = x[i, 0] + reach * normal[0]
+    points[0, 1] = x[i, 1] + reach * normal[1]
+    gaps[0] = gap
+    return 1
+
+
+@njit(cache=True, forceinline=False)
+def gather_touching(g, lists, seeds, x, angle, band_fraction, out):
+    """The contact points within the band of the touching cluster of ``seeds`` (body ids): the movable seeds,
+    and every movable body joined to them through entries with a point within the band (``band_fraction`` of
+    the pair's smaller size); fixed bodies and walls end the cluster. Rows go into ``out`` (`Gathered`, two
+    per entry of room), in the order met; returns how many."""
+    n = g.size.shape[0]
+    seen = np.zeros(n, dtype=np.bool_)
+    done = np.zeros(lists.entry_i.shape[0], dtype=np.bool_)
+    stack = np.empty(n, dtype=np.int64)
+    top = 0
+    for b in seeds:
+        if g.inv_mass[b] != 0.0:
+            stack[top] = b
+            top += 1
+            seen[b] = True
+    points = np.empty((2, 2))
+    gaps = np.empty(2)
+    normal = np.empty(2)
+    rows = 0
+    while top > 0:
+        top -= 1
+        b = stack[top]
+        for a in range(lists.adjacent_start[b], lists.adjacent_start[b + 1]):
+            q = lists.adjacent[a]
+            if done[q]:
+                continue
+            done[q] = True
+            i, j = lists.entry_i[q], lists.entry_j[q]
+            band = pair_band(band_fraction, g.size, g.wall_point, x, i, j)
+            count = entry_manifold(g, i, j, x, angle, band, points, gaps, normal)
+            near = False
+            for m in range(count):
+                if gaps[m] <= band:
+                    near = True
+                    out.entry[rows], out.ci[rows], out.cj[rows] = q, i, j
+                    out.point[rows, 0], out.point[rows, 1] = points[m, 0], points[m, 1]
+                    out.normal[rows, 0], out.normal[rows, 1] = normal[0], normal[1]
+                    out.gap[rows] = gaps[m]
+                    rows += 1
+            if not near:
+                continue
+            other = j if i == b else i
+            if other >= 0 and not seen[other] and g.inv_mass[other] != 0.0:
+                seen[other] = True
+                stack[top] = other
+                top += 1
+    return rows
+
+
+@njit(cache=True, forceinline=True)
+def _motion_at(m, b, later, out):
+    """Body b's motion ``later`` s after now into ``out`` (8,): position, velocity, acceleration, angle, spin
+    (`carom.narrowphase.rotation`)."""
+    out[0] = m.x[b, 0] + m.v[b, 0] * later + 0.5 * m.a[b, 0] * later * later
+    out[1] = m.x[b, 1] + m.v[b, 1] * later + 0.5 * m.a[b, 1] * later * later
+    out[2] = m.v[b, 0] + m.a[b, 0] * later
+    out[3] = m.v[b, 1] + m.a[b, 1] * later
+    out[4], out[5] = m.a[b, 0], m.a[b, 1]
+    out[6] = m.angle[b] + m.w_drift[b] * later
+    out[7] = m.w_drift[b]
+
+
+@njit(cache=True, forceinline=False)
+def next_contact_times(g, lists, m, which, t, h, quiet, touch, approach, time, real):
+    """For each entry q in ``which``: the time (s from the step start; the present is t, the step ends at h)
+    of its next new contact, searched from ``quiet[q]`` on, into ``time[q]``, and whether it is a contact
+    (``real[q]``; False: the search stopped there short of an answer, or at inf: none within the step).
+    ``touch`` is the touching fraction of the pair's smaller size, ``approach`` (m/s) the speed above which a
+    touching contact approaches."""
+    motion_i = np.empty(8)
+    motion_j = np.empty(8)
+    for q in which:
+        if quiet[q] >= h:
+            time[q], real[q] = INF, False
+            continue
+        later = max(quiet[q] - t, 0.0)
+        horizon = h - t - later
+        i, j = lists.entry_i[q], lists.entry_j[q]
+        verts_i = g.vertices[g.start[i] : g.start[i + 1]] if g.shape[i] == SHAPE_POLYGON else g.disk_outline[0:1]
+        round_i = 0.0 if g.shape[i] == SHAPE_POLYGON else g.size[i]
+        slack = pair_band(touch, g.size, g.wall_point, m.x, i, j)
+        _motion_at(m, i, later, motion_i)
+        if j < 0:
+            k = -1 - j
+            found, cleared, _ = wall_contact_time(verts_i, round_i, motion_i, g.wall_point[k], g.wall_normal[k],
+                                                  horizon, slack, approach, TOI_ITERATIONS)  # fmt: skip
+        else:
+            verts_j = g.vertices[g.start[j] : g.start[j + 1]] if g.shape[j] == SHAPE_POLYGON else g.disk_outline[0:1]
+            round_j = 0.0 if g.shape[j] == SHAPE_POLYGON else g.size[j]
+            _motion_at(m, j, later, motion_j)
+            found, cleared, _ = pair_contact_time(verts_i, round_i, motion_i, verts_j, round_j, motion_j, horizon,
+                                                  slack, approach, TOI_ITERATIONS)  # fmt: skip
+        if found < INF:
+            time[q], real[q] = t + later + found, True
+        elif cleared < horizon:
+            time[q], real[q] = t + later + cleared, False
+        else:
+            time[q], real[q] = INF, False
+
+
+@njit(cache=True, forceinline=False)
+def project_overlaps(g, lists, x, angle, band_fraction, iterations):
+    """Push apart what overlaps deeper than the band, positions ``x`` and ``angle`` only (written in place):
+    passes of nonlinear Gauss-Seidel over the entries, each entry's deepest point moved to half the band
+    along its normal, the move shared by the inverse masses and inertias (the positions a unit impulse would
+    move). Returns the deepest overlap (m, >= 0) met in the last pass."""
+    points = np.empty((2, 2))
+    gaps = np.empty(2)
+    normal = np.empty(2)
+    deepest = 0.0
+    for _ in range(iterations):
+        deepest = 0.0
+        for q in range(lists.entry_i.shape[0]):
+            i, j = lists.entry_i[q], lists.entry_j[q]
+            band = pair_band(band_fraction, g.size, g.wall_point, x, i, j)
+            count = entry_manifold(g, i, j, x, angle, band, points, gaps, normal)
+            if count == 0 or gaps[0] >= -band:
+                continue
+            deepest = max(deepest, -gaps[0])
+            _push(g, x, angle, i, j, points[0, 0], points[0, 1], normal[0], normal[1], -(gaps[0] + 0.5 * band))
+        if deepest == 0.0:
+            break
+    return deepest
+
+
+@njit(cache=True, forceinline=True)
+def _push(g, x, angle, i, j, px, py, nx, ny, depth):
+    """Move bodies i and j (j < 0: a wall) apart by ``depth`` (m) at (px, py) along (nx, ny) (from i towards
+    j), the move shared by inverse mass and inertia."""
+    arm_i = (px - x[i, 0]) * ny - (py - x[i, 1]) * nx
+    weight = g.inv_mass[i] + arm_i * arm_i * g.inv_inertia[i]
+    arm_j = 0.0
+    if j >= 0:
+        arm_j = (px - x[j, 0]) * ny - (py - x[j, 1]) * nx
+        weight += g.inv_mass[j] + arm_j * arm_j * g.inv_inertia[j]
+    if weight <= 0.0:
+        return
+    impulse = depth / weight
+    x[i, 0] -= impulse * g.inv_mass[i] * nx
+    x[i, 1] -= impulse * g.inv_mass[i] * ny
+    angle[i] -= impulse * g.inv_inertia[i] * arm_i
+    if j >= 0:
+        x[j, 0] += impulse * g.inv_mass[j] * nx
+        x[j, 1] += impulse * g.inv_mass[j] * ny
+        angle[j] += impulse * g.inv_inertia[j] * arm_j
+
+
+@njit(cache=True, forceinline=False)
+def body_frame_points(bodies, points, x, angle, out):
+    """``points`` (k, 2) (m, world) in the frames of ``bodies`` (k,), into ``out`` (k, 2)."""
+    for c in range(bodies.shape[0]):
+        b = bodies[c]
+        cos, sin = math.cos(angle[b]), math.sin(angle[b])
+        dx, dy = points[c, 0] - x[b, 0], points[c, 1] - x[b, 1]
+        out[c, 0] = cos * dx + sin * dy
+        out[c, 1] = -sin * dx + cos * dy
+
+
+@njit(cache=True, forceinline=False)
+def warm_start(keys, local, kept_keys, kept_local, kept_force, scale, out):
+    """For each contact (pair ``keys[c]``, point ``local[c]`` in body i's frame), the kept force of its pair
+    nearest to that point (``kept_*`` sorted by key) times ``scale`` (s), into ``out`` (k, 2); 0 where the pair
+    kept none."""
+    for c in range(keys.shape[0]):
+        lo = np.searchsorted(kept_keys, keys[c])
+        best, near = INF, -1
+        r = lo
+        while r < kept_keys.shape[0] and kept_keys[r] == keys[c]:
+            dist = math.hypot(kept_local[r, 0] - local[c, 0], kept_local[r, 1] - local[c, 1])
+            if dist < best:
+                best, near = dist, r
+            r += 1
+        if near < 0:
+            out[c, 0], out[c, 1] = 0.0, 0.0
+        else:
+            out[c, 0], out[c, 1] = kept_force[near, 0] * scale, kept_force[near, 1] * scale
+
+
+@njit(cache=True, forceinline=False)
+def entry_coefficients(entry_i, entry_j, bodies, walls, restitution_rule, friction_rule, out):
+    """Each entry's (e, mu_s, mu_k) by the mixing rules (`carom.materials.combine`) into ``out`` (E, 3), from
+    the bodies' and walls' own coefficients ``bodies`` (n, 3) and ``walls`` (k, 3) (pair overrides are the
+    caller's)."""
+    for q in range(entry_i.shape[0]):
+        i, j = entry_i[q], entry_j[q]
+        other = bodies[j] if j >= 0 else walls[-1 - j]
+        out[q, 0] = combine(bodies[i, 0], other[0], restitution_rule)
+        out[q, 1] = combine(bodies[i, 1], other[1], friction_rule)
+        out[q, 2] = combine(bodies[i, 2], other[2], friction_rule)
