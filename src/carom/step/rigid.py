@@ -406,14 +406,14 @@ def _warm_start(memory: HeldForces, c: Contacts, m: Motion, h_left: float) -> np
 
 
 def _remember(memory: HeldForces, c: Contacts, m: Motion, impulse: np.ndarray, h_left: float) -> HeldForces:
-    """The held forces with this hold's pairs replaced: each pushing contact's force (N), by point in body i's
-    frame."""
+    """The held forces with this hold's pairs replaced: each contact's force (N), by point in body i's frame
+    (zero forces too: a point that did not push starts the next solve from zero, not from its neighbour's
+    force)."""
     keys = _pair_keys(c)
     kept = ~np.isin(memory.key, keys)
-    pushing = impulse[:, 0] > 0.0
-    key = np.concatenate([memory.key[kept], keys[pushing]])
-    local = np.concatenate([memory.local[kept], _local_points(m, c)[pushing]])
-    force = np.concatenate([memory.force[kept], impulse[pushing] / h_left])
+    key = np.concatenate([memory.key[kept], keys])
+    local = np.concatenate([memory.local[kept], _local_points(m, c)])
+    force = np.concatenate([memory.force[kept], impulse / h_left])
     order = np.argsort(key, kind="stable")
     return HeldForces(key[order], local[order], force[order])
 
