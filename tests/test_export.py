@@ -100,6 +100,11 @@ def test_xyz_reads_back_in_ase_bit_for_bit(runs, tmp_path, key, every):
         assert list(atoms.arrays["name"]) == [name or "-" for name in traj.names]
         assert set(atoms.get_chemical_symbols()) == {"X"}
         assert not atoms.pbc.any() and not atoms.cell.any()  # no box: no cell
+        if traj.dim == 2:
+            assert np.array_equal(atoms.arrays["angle"], traj.orientation[k])
+            assert list(atoms.arrays["shape"]) == traj.shapes.tolist()
+        else:
+            assert "angle" not in atoms.arrays and "shape" not in atoms.arrays
     if key == "3d":
         assert traj.names[0] == "follow_cue" and np.any(traj.angular_velocity[0] != 0)
 
@@ -123,8 +128,10 @@ def test_csv_reads_back_in_pandas_bit_for_bit(runs, tmp_path, key, every):
     table = pd.read_csv(exported(runs[key], tmp_path, "csv", "--every", str(every)), keep_default_na=False)
     axes = "xyz"[: traj.dim]
     spin = ["omega"] if traj.dim == 2 else ["omega_x", "omega_y", "omega_z"]
+    pose, shape = (["angle"], ["shape"]) if traj.dim == 2 else ([], [])
     assert list(table.columns) == [
-        "frame", "time", "body", "name", *axes, *(f"v{a}" for a in axes), *spin, "radius", "mass", "active",
+        "frame", "time", "body", "name", *axes, *(f"v{a}" for a in axes), *pose, *spin, "radius", "mass", "active",
+        *shape,
     ]  # fmt: skip
     kept = np.arange(0, len(traj.time), every)
     n = len(traj.fixed)
@@ -139,6 +146,9 @@ def test_csv_reads_back_in_pandas_bit_for_bit(runs, tmp_path, key, every):
     assert np.array_equal(table["radius"], traj.radius[kept].ravel())
     assert np.array_equal(table["mass"], traj.mass[kept].ravel())
     assert np.array_equal(table["active"], traj.active[kept].ravel().astype(int))
+    if traj.dim == 2:
+        assert np.array_equal(table["angle"], traj.orientation[kept].ravel())
+        assert table["shape"].tolist() == traj.shapes.tolist() * len(kept)
 
 
 @pytest.mark.parametrize(("key", "every"), [("2d", 5), ("3d", 1)])
@@ -161,6 +171,11 @@ def test_vtk_reads_back_in_meshio_with_a_pvd_time_series(runs, tmp_path, key, ev
         assert np.array_equal(data["mass"], traj.mass[k])
         assert np.array_equal(data["id"], np.arange(len(traj.fixed)))
         assert np.array_equal(data["active"], traj.active[k])
+        if traj.dim == 2:
+            assert np.array_equal(data["angle"], traj.orientation[k])
+            assert np.array_equal(data["polygon"], traj.shapes == "polygon")
+        else:
+            assert "angle" not in data and "polygon" not in data
 
 
 def test_default_outputs_sit_beside_the_run(runs, tmp_path):

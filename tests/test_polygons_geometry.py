@@ -29,7 +29,7 @@ from carom.narrowphase.polygons import (
     polygon_wall_manifold,
     polygons_manifold,
 )
-from carom.shapes import check_polygon, polygon_moments, polygon_properties, rectangle_vertices
+from carom.shapes import check_polygon, placed_vertices, polygon_moments, polygon_properties, rectangle_vertices
 
 TOL = 1e-12
 
@@ -111,6 +111,20 @@ def test_rectangle(width, height):
     assert mass * props.second_moment / props.area == pytest.approx(mass * (width**2 + height**2) / 12, rel=1e-13)
     assert props.circumradius == pytest.approx(math.hypot(width, height) / 2, rel=1e-14)
     assert props.vertices == pytest.approx(rectangle_vertices(width, height), abs=1e-14)
+
+
+def test_placed_vertices_turn_counter_clockwise_then_move():
+    """A quarter turn takes (1, 0) to (0, 1) (to cos(pi/2) = 6e-17); per-vertex angles and positions agree with
+    turning each vertex by a complex exponential."""
+    corners = placed_vertices(rectangle_vertices(2.0, 1.0), math.pi / 2, np.array([3.0, -7.0]))
+    np.testing.assert_allclose(corners, [[3.5, -8.0], [3.5, -6.0], [2.5, -6.0], [2.5, -8.0]], rtol=0, atol=1e-15)
+    assert placed_vertices(rectangle_vertices(2.0, 1.0), 0.0, np.zeros(2)).tobytes() == rectangle_vertices(
+        2.0, 1.0).tobytes()  # fmt: skip
+    rng = np.random.default_rng(3)
+    v, angle, position = rng.normal(size=(50, 2)), rng.uniform(-7, 7, 50), rng.normal(size=(50, 2))
+    turned = (v[:, 0] + 1j * v[:, 1]) * np.exp(1j * angle) + (position[:, 0] + 1j * position[:, 1])
+    np.testing.assert_allclose(placed_vertices(v, angle, position), np.column_stack([turned.real, turned.imag]),
+                               rtol=0, atol=1e-14)  # fmt: skip
 
 
 @pytest.mark.parametrize("sides", [3, 4, 5, 6, 7, 12, 100])

@@ -27,6 +27,8 @@ from .scenefile import read_scene
 GALLERY = (
     "restitution",
     "pile",
+    "hopper",
+    "box_pyramid",
     "frictional_heap",
     "hard_disks",
     "billiard_follow",

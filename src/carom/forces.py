@@ -96,9 +96,14 @@ class NBodyGravity(Force):
 
 class Atmosphere(Force):
     """Drag in an exponential atmosphere around ``body`` (an id): ``F = -1/2 rho(h) Cd A |v_rel| v_rel``,
-    ``rho(h) = surface_density exp(-h / scale_height)`` at altitude ``h`` above the body's surface,
-    ``v_rel`` relative to the body's velocity, ``A = pi r^2`` (in 2D too), ``Cd`` per body.
-    ``scale_height = math.inf`` gives uniform density. Units: kg/m^3, m."""
+    ``rho(h) = surface_density exp(-h / scale_height)`` at altitude ``h`` above the body's surface (its
+    radius; a polygon's circumradius), ``v_rel`` relative to the body's velocity, ``Cd`` per body.
+    ``scale_height = math.inf`` gives uniform density. Units: kg/m^3, m.
+
+    ``A`` (m^2) is the disk of the body's projected width ``w``, ``A = pi w^2 / 4``, in 2D too: a sphere's
+    or disk's ``pi r^2``; a polygon's ``w`` is its extent across ``v_rel`` at its present angle (the spread
+    of its vertices along the unit vector perpendicular to ``v_rel``), so a unit square has ``w = 1`` moving
+    along a side and ``sqrt 2`` along a diagonal. The force acts at the centre of mass: drag turns no body."""
 
     def __init__(self, body: int, surface_density: float = 1.225, scale_height: float = 8500.0):
         self.body = body
@@ -113,18 +118,40 @@ class Atmosphere(Force):
         self.body = _body_id("Atmosphere body", self.body, world)
 
     def accelerate(self, world, t, out):
+        b, n = world.bodies, world.n_bodies
+        outlines = world.polygon_table()
         _drag_accel(
-            world.positions, world.velocities, world.bodies.inv_mass[: world.n_bodies], world.radii,
-            world.bodies.drag_coefficient[: world.n_bodies], world.active, self.body, self.surface_density,
-            self.scale_height, out,
+            world.positions, world.velocities, b.inv_mass[:n], world.radii, b.drag_coefficient[:n], world.active,
+            self.body, self.surface_density, self.scale_height, b.orientation[:n, 0], outlines.start,
+            outlines.vertices, out,
         )  # fmt: skip
 
     def __repr__(self):
         return f"Atmosphere(body={self.body}, surface_density={self.surface_density}, scale_height={self.scale_height})"
 
 
+@njit(cache=True, forceinline=True)
+def _projected_width(vertices, first, end, angle, ux, uy):
+    """The extent (m) along the unit vector (ux, uy) (world frame) of the polygon of rows ``first:end`` of
+    ``vertices`` (body frame) turned by ``angle`` (rad): max minus min of its vertices' projections. (A vertex
+    v turned by the angle projects on u as v projects on u turned back by it.)"""
+    c = math.cos(angle)
+    s = math.sin(angle)
+    bx = c * ux + s * uy
+    by = c * uy - s * ux
+    low = math.inf
+    high = -math.inf
+    for k in range(first, end):
+        p = vertices[k, 0] * bx + vertices[k, 1] * by
+        low = min(low, p)
+        high = max(high, p)
+    return high - low
+
+
 @njit(cache=True, forceinline=False)
-def _drag_accel(position, velocity, inv_mass, radius, cd, active, planet, rho0, scale, out):
+def _drag_accel(position, velocity, inv_mass, radius, cd, active, planet, rho0, scale, angle, start, vertices, out):
+    """Add the drag accelerations (m/s^2) of `Atmosphere` into ``out``: ``angle`` (n,) rad (2D; unused in
+    3D), ``start`` and ``vertices`` the polygons' `PolygonTable` rows (none for a sphere or disk)."""
     n, dim = position.shape
     for i in range(n):
         if i == planet or not active[i] or inv_mass[i] == 0.0:
@@ -136,7 +163,13 @@ def _drag_accel(position, velocity, inv_mass, radius, cd, active, planet, rho0, 
             v2 += (velocity[i, d] - velocity[planet, d]) ** 2
         altitude = max(math.sqrt(r2) - radius[planet], 0.0)
         rho = rho0 * math.exp(-altitude / scale)
-        k = 0.5 * rho * cd[i] * math.pi * radius[i] ** 2 * math.sqrt(v2) * inv_mass[i]
+        size = radius[i]  # m: half the projected width
+        if start[i + 1] > start[i] and v2 > 0.0:  # a polygon: its extent across v_rel
+            speed = math.sqrt(v2)
+            ux = -(velocity[i, 1] - velocity[planet, 1]) / speed
+            uy = (velocity[i, 0] - velocity[planet, 0]) / speed
+            size = 0.5 * _projected_width(vertices, start[i], start[i + 1], angle[i], ux, uy)
+        k = 0.5 * rho * cd[i] * math.pi * size**2 * math.sqrt(v2) * inv_mass[i]
         for d in range(dim):
             out[i, d] -= k * (velocity[i, d] - velocity[planet, d])
 

@@ -25,7 +25,7 @@ from .narrowphase.polygons import (
     polygon_wall_contact,
 )
 from .narrowphase.spheres import touch_slacks
-from .shapes import ball_inertia_factor, polygon_properties, rectangle_vertices
+from .shapes import ball_inertia_factor, placed_vertices, polygon_properties, rectangle_vertices
 from .state import SHAPE_POLYGON, SHAPE_SPHERE, BodyState, WallState
 
 
@@ -826,8 +826,7 @@ class Model:
 
     def _placed_outline(self, i: int) -> np.ndarray:
         """Polygon i's vertices (m) in the world frame: its position + R(angle) (each vertex about its centroid)."""
-        c, s = math.cos(self.bodies.orientation[i, 0]), math.sin(self.bodies.orientation[i, 0])
-        return self.bodies.position[i] + self._outlines[i] @ np.array([[c, s], [-s, c]])
+        return placed_vertices(self._outlines[i], self.bodies.orientation[i, 0], self.bodies.position[i])
 
     def _outline_pose(self, i: int) -> _Outline:
         """Body i's shape and pose, for the overlap checks."""

@@ -92,9 +92,11 @@ class BodyTable(_Table):
     #: A unit quaternion (w, x, y, z) in 3D, an angle (rad) in 2D; default: the identity.
     orientation: float | Vector | UnsetType = UNSET
     name: str | UnsetType = UNSET
+    #: The body's id, where a scene interleaves disks and polygons (`Scene.listed`).
+    id: int | UnsetType = UNSET
 
 
-_BODY_FIELDS = tuple(f for f in BodyTable.__struct_fields__ if f not in ("orientation",))  # add_body's arguments
+_BODY_FIELDS = tuple(f for f in BodyTable.__struct_fields__ if f not in ("orientation", "id"))  # add_body's arguments
 
 
 class PolygonTable(_Table):
@@ -118,6 +120,8 @@ class PolygonTable(_Table):
     drag_coefficient: float | UnsetType = UNSET
     fixed: bool | UnsetType = UNSET
     name: str | UnsetType = UNSET
+    #: The body's id, where a scene interleaves disks and polygons (`Scene.listed`).
+    id: int | UnsetType = UNSET
 
     def __post_init__(self):
         if (self.vertices is UNSET) == (self.shape is UNSET):
@@ -139,7 +143,7 @@ class PolygonTable(_Table):
 
 #: `World.add_polygon`'s keyword arguments.
 _POLYGON_FIELDS = tuple(f for f in PolygonTable.__struct_fields__
-                        if f not in ("position", "vertices", "shape", "width", "height"))  # fmt: skip
+                        if f not in ("position", "vertices", "shape", "width", "height", "id"))  # fmt: skip
 #: Keys that need the time-stepped `World` (`EventWorld` has smooth bodies that do not turn).
 _SPIN_FIELDS = ("static_friction", "kinetic_friction", "rolling_resistance", "angular_velocity", "inertia")
 _WALL_FRICTION = ("static_friction", "kinetic_friction")
@@ -506,6 +510,41 @@ class Scene(_Table):
         names = [t.name for t in (*self.bodies, *self.polygons) if t.name is not UNSET]
         for name in {n for n in names if names.count(n) > 1}:
             raise ValueError(f"bodies and polygons: the name {name!r} is given to more than one body")
+        self._check_ids()
+
+    def _entries(self) -> list[tuple[str, BodyTable | PolygonTable]]:
+        """Each ``[[bodies]]`` and ``[[polygons]]`` entry with its place in the file ("bodies[k]"), in file order."""
+        return [*((f"bodies[{k}]", t) for k, t in enumerate(self.bodies)),
+                *((f"polygons[{k}]", t) for k, t in enumerate(self.polygons))]  # fmt: skip
+
+    def _check_ids(self) -> None:
+        """Either no ``[[bodies]]`` or ``[[polygons]]`` entry has an ``id``, or each has one and together they are
+        0 .. n - 1 (n entries), each once."""
+        entries = self._entries()
+        given = [(where, t.id) for where, t in entries if t.id is not UNSET]
+        if not given:
+            return
+        if len(given) < len(entries):
+            missing = next(where for where, t in entries if t.id is UNSET)
+            raise ValueError(f"{missing}.id is missing: {given[0][0]}.id is given, and then every [[bodies]] and "
+                             f"[[polygons]] entry needs one (ids 0 to {len(entries) - 1}, each once)")  # fmt: skip
+        seen: dict[int, str] = {}
+        for where, i in given:
+            if not 0 <= i < len(entries):
+                raise ValueError(f"{where}.id = {i}: the ids of the {len(entries)} [[bodies]] and [[polygons]] "
+                                 f"entries are 0 to {len(entries) - 1}, each once")  # fmt: skip
+            if i in seen:
+                raise ValueError(f"{where}.id = {i} is also {seen[i]}.id: each id is given once")
+            seen[i] = where
+
+    def listed(self) -> list[tuple[str, BodyTable | PolygonTable]]:
+        """The ``[[bodies]]`` and ``[[polygons]]`` entries in the order of their body ids, each with its place in
+        the file ("bodies[k]"): by ``id`` where the entries give one, else the ``[[bodies]]`` then the
+        ``[[polygons]]``. (The ``[[generate]]`` tables' bodies follow them.)"""
+        entries = self._entries()
+        if entries and entries[0][1].id is not UNSET:
+            entries.sort(key=lambda entry: entry[1].id)
+        return entries
 
     def _check_smooth(self) -> None:
         """engine = "event": no friction or spin (`EventWorld` has smooth bodies that do not turn)."""
@@ -650,7 +689,8 @@ def build_world(scene: Scene, source: str = "<scene>"):
     """Make the world a scene describes: a `World`, or an `EventWorld` for engine = "event".
 
     Raises `SceneError` naming the table entry at fault (body ids are the order of addition: the
-    ``[[bodies]]`` first, then the ``[[polygons]]``, then each ``[[generate]]`` table's bodies)."""
+    ``[[bodies]]`` and ``[[polygons]]`` as `Scene.listed` orders them, then each ``[[generate]]`` table's
+    bodies)."""
     w = scene.world
     kwargs = w.given("gravity", "restitution_rule", "impact_mode", "integrator", "friction_rule")
     where = "world"
@@ -665,14 +705,14 @@ def build_world(scene: Scene, source: str = "<scene>"):
         else:
             world = World(dim=w.dim, config=config, **kwargs)
         rng = np.random.default_rng(w.seed)
-        for k, body in enumerate(scene.bodies):
-            where = f"bodies[{k}]"
-            world.add_body(**body.given(*_BODY_FIELDS))
-            if body.orientation is not UNSET:
-                _orient(world, k, body.orientation)
-        for k, polygon in enumerate(scene.polygons):
-            where = f"polygons[{k}]"
-            polygon.add_to(world)
+        for place, table in scene.listed():
+            where = place
+            if isinstance(table, PolygonTable):
+                table.add_to(world)
+                continue
+            i = world.add_body(**table.given(*_BODY_FIELDS))
+            if table.orientation is not UNSET:
+                _orient(world, i, table.orientation)
         for k, gen in enumerate(scene.generate):
             where = f"generate[{k}] ({gen.__struct_config__.tag})"
             made = gen.bodies(world, rng, scene)
@@ -737,7 +777,7 @@ def _body_id(ref: BodyRef, scene: Scene, world, field: str) -> int:
         if not 0 <= ref < world.n_bodies:
             raise ValueError(f"{field} = {ref}: no body with that id (there are {world.n_bodies})")
         return ref
-    names = [t.name for t in (*scene.bodies, *scene.polygons)]  # (by id: the polygons follow the bodies)
+    names = [t.name for _, t in scene.listed()]  # (by id)
     if ref in names:
         return names.index(ref)
     close = difflib.get_close_matches(ref, [n for n in names if n is not UNSET], n=1)
@@ -803,17 +843,17 @@ def _world_table(world, step: bool) -> dict:
 
 
 def _body_tables(world) -> dict[str, list[dict]]:
-    """The ``[[bodies]]`` (disks, spheres) and ``[[polygons]]`` tables of a world's bodies. A scene adds its
-    bodies before its polygons, so it holds the worlds whose polygons all come after their disks."""
+    """The ``[[bodies]]`` (disks, spheres) and ``[[polygons]]`` tables of a world's bodies, in id order. A
+    scene adds its bodies before its polygons: where a disk comes after a polygon, every table holds its
+    body's ``id``."""
     polygon = world.shapes == "polygon"
-    first = int(np.argmax(polygon)) if polygon.any() else world.n_bodies
-    for i in first + np.flatnonzero(~polygon[first:])[:1]:
-        raise ValueError(
-            f"body {i}, a disk, comes after polygon {first}: a scene adds its [[bodies]] before its [[polygons]] "
-            f"(add the disks to the world first)"
-        )
-    return {"bodies": [_body_table(world, i) for i in range(first)],
-            "polygons": [_polygon_table(world, i) for i in range(first, world.n_bodies)]}  # fmt: skip
+    disks, polygons = np.flatnonzero(~polygon), np.flatnonzero(polygon)
+    tables = {"bodies": [_body_table(world, i) for i in disks],
+              "polygons": [_polygon_table(world, i) for i in polygons]}  # fmt: skip
+    if len(disks) and len(polygons) and disks[-1] > polygons[0]:  # (a disk after a polygon)
+        for i, table in zip((*disks, *polygons), (*tables["bodies"], *tables["polygons"]), strict=True):
+            table["id"] = int(i)
+    return tables
 
 
 def _body_table(world, i: int) -> dict:

@@ -143,6 +143,16 @@ def rectangle_vertices(width: float, height: float) -> np.ndarray:
     return np.array([[-w, -h], [w, -h], [w, h], [-w, h]])
 
 
+def placed_vertices(outline, angle, position) -> np.ndarray:
+    """World coordinates (m) of body-frame vertices ``outline`` (..., 2) (m, about the centroid): each turned
+    counter-clockwise by ``angle`` (rad; a number, or one per vertex: broadcast against ``outline[..., 0]``)
+    and moved by ``position`` (m; (2,), or one per vertex), ``position + R(angle) v``."""
+    outline = np.asarray(outline, dtype=float)
+    c, s = np.cos(angle), np.sin(angle)
+    x, y = outline[..., 0], outline[..., 1]
+    return position + np.stack([c * x - s * y, s * x + c * y], axis=-1)
+
+
 def _vertex_array(vertices, field: str) -> np.ndarray:
     try:
         points = np.array(vertices, dtype=np.float64)

@@ -48,6 +48,13 @@ from ..errors import ContactError
 ENERGY_ROUNDOFF = 1e-14
 #: A contact approaches when its approach speed exceeds this fraction of the largest contact speed.
 APPROACH_ROUNDOFF = 1e-12
+#: `hold_impulses` checks its progress every this many sweeps, and stops where the least of the worst changes
+#: of a window is above STALL_PROGRESS times the last window's: Gauss-Seidel with Coulomb friction can cycle
+#: (its residual stalled at 3e-7 m/s for 10,000 sweeps in a pyramid with a box tipping over), and what the
+#: next sweeps would remove is then less than what they cost. A converging solve gains far more than 1% a
+#: window (a 20-row pyramid from rest: about 10x per 300 sweeps).
+STALL_WINDOW = 100
+STALL_PROGRESS = 0.99
 #: Relative slack of the equations and inequalities a mode's answer must satisfy; relative rank cut-off.
 _SLACK = 1e-11
 _RANK = 1e-13
@@ -592,7 +599,7 @@ def hold_impulses(ci, cj, point, normal, friction, bias, x, v, w, inv_mass, inv_
     by more than ``tol`` (m/s). The rates constrained are those of ``v``, ``w`` plus ``bias`` (K, 2) (m/s):
     ``u + bias_n <= 0``, and ``s + bias_t = 0`` while sticking (bias 0: perfectly inelastic). ``impulse``
     (K, 2) is the warm start, applied to ``v``, ``w`` first, and holds the result; ``v``, ``w`` are updated.
-    O(K) per sweep. Returns the sweeps used."""
+    Stops early where the sweeps stall (`STALL_WINDOW`). O(K) per sweep. Returns the sweeps used."""
     k = len(ci)
     arms = np.zeros((k, 4))  # r_i x n, r_i x t, r_j x n, r_j x t
     block = np.empty((k, 3))  # W_nn, W_nt, W_tt
@@ -616,6 +623,8 @@ def hold_impulses(ci, cj, point, normal, friction, bias, x, v, w, inv_mass, inv_
         block[c, 0], block[c, 1], block[c, 2] = wnn, wnt, wtt
         lam[0], lam[1] = impulse[c, 0], impulse[c, 1]
         _push_held(c, ci, cj, normal, arms, v, w, inv_mass, inv_inertia, lam[0], lam[1])
+    window_best = math.inf  # the least worst change of the sweeps since the last check
+    last_best = math.inf
     for sweep in range(sweeps):
         worst = 0.0
         for c in range(k):
@@ -638,6 +647,11 @@ def hold_impulses(ci, cj, point, normal, friction, bias, x, v, w, inv_mass, inv_
                 worst = max(worst, abs(dp) * wnn, abs(dt) * wtt)
         if worst <= tol:
             return sweep + 1
+        window_best = min(window_best, worst)
+        if (sweep + 1) % STALL_WINDOW == 0:
+            if window_best > STALL_PROGRESS * last_best:
+                return sweep + 1
+            last_best, window_best = window_best, math.inf
     return sweeps
 
 

@@ -31,6 +31,8 @@ XYZ_SPECIES = "X"
 #: The XYZ name of a body without a name (a name cannot be empty in a whitespace-separated column).
 XYZ_NO_NAME = "-"
 XYZ_PROPERTIES = "species:S:1:pos:R:3:velo:R:3:omega:R:3:radius:R:1:mass:R:1:id:I:1:name:S:1:active:L:1"
+#: The columns of a 2D run's XYZ file: `XYZ_PROPERTIES`, then each body's angle (rad) and shape ("disk", "polygon").
+XYZ_PROPERTIES_2D = f"{XYZ_PROPERTIES}:angle:R:1:shape:S:1"
 #: In a VTK export folder: the collection file ParaView opens, and the name of the frame files.
 PVD_NAME = "frames.pvd"
 VTU_PATTERN = "frame_{:0{width}d}.vtu"
@@ -53,11 +55,11 @@ def export(traj: Trajectory, path, fmt: str, every: int = 1, overwrite: bool = F
 
 def to_xyz(traj: Trajectory, path, every: int = 1, overwrite: bool = False) -> Path:
     """Extended XYZ, one block per frame: positions (m; 2D runs with z = 0), velocities (m/s), angular
-    velocities (rad/s; 2D: about z), radius (m), mass (kg), body id, name and active, and the frame's
-    ``Time`` (s). A periodic box becomes the cell (``Lattice``, ``Origin``, ``pbc``); otherwise
-    ``pbc="F F F"`` and no cell."""
+    velocities (rad/s; 2D: about z), radius (m), mass (kg), body id, name and active, in 2D each body's
+    angle (rad, counter-clockwise) and shape, and the frame's ``Time`` (s). A periodic box becomes the cell
+    (``Lattice``, ``Origin``, ``pbc``); otherwise ``pbc="F F F"`` and no cell."""
     frames = _frame_indices(traj, every)
-    header = f"Properties={XYZ_PROPERTIES} {_xyz_cell(traj)}"
+    header = f"Properties={XYZ_PROPERTIES if traj.dim == 3 else XYZ_PROPERTIES_2D} {_xyz_cell(traj)}"
     labels = [f"{body} {_xyz_name(name)}" for body, name in enumerate(traj.names)]
     numbers = np.concatenate(
         [_padded(traj.position), _padded(traj.velocity), _spin(traj), traj.radius[..., None], traj.mass[..., None]],
@@ -66,25 +68,33 @@ def to_xyz(traj: Trajectory, path, every: int = 1, overwrite: bool = False) -> P
     with _replacing(Path(path), overwrite, folder=False) as part, _text(part) as out:
         for k in frames:
             out.write(f"{len(labels)}\n{header} Time={float(traj.time[k])!r}\n")
-            for row, label, active in zip(numbers[k].tolist(), labels, traj.active[k].tolist(), strict=True):
+            poses = [""] * len(labels) if traj.dim == 3 else [
+                f" {angle!r} {shape}" for angle, shape in zip(traj.orientation[k].tolist(), traj.shapes, strict=True)
+            ]  # fmt: skip
+            for row, label, active, pose in zip(numbers[k].tolist(), labels, traj.active[k].tolist(), poses,
+                                                strict=True):  # fmt: skip
                 values = " ".join(map(repr, row))
-                out.write(f"{XYZ_SPECIES} {values} {label} {'T' if active else 'F'}\n")
+                out.write(f"{XYZ_SPECIES} {values} {label} {'T' if active else 'F'}{pose}\n")
     return Path(path)
 
 
 def to_csv(traj: Trajectory, path, every: int = 1, overwrite: bool = False) -> Path:
     """CSV with a header, one row per (frame, body), frames in order and bodies by id within a frame:
-    ``frame, time, body, name, x, y[, z], vx, vy[, vz], omega`` (2D) or ``omega_x, omega_y, omega_z``
-    (3D), ``radius, mass, active`` (1 or 0). Units: s, m, m/s, rad/s, kg."""
+    ``frame, time, body, name, x, y[, z], vx, vy[, vz]``, then ``angle, omega`` (2D: rad, counter-clockwise,
+    and rad/s) or ``omega_x, omega_y, omega_z`` (3D), ``radius, mass, active`` (1 or 0), and in 2D ``shape``
+    ("disk" or "polygon"). Units: s, m, m/s, rad, rad/s, kg."""
     frames = _frame_indices(traj, every)
     axes = "xyz"[: traj.dim]
-    spin = ["omega"] if traj.dim == 2 else [f"omega_{a}" for a in axes]
-    header = ["frame", "time", "body", "name", *axes, *(f"v{a}" for a in axes), *spin, "radius", "mass", "active"]
+    flat = traj.dim == 2
+    spin = ["angle", "omega"] if flat else [f"omega_{a}" for a in axes]
+    header = ["frame", "time", "body", "name", *axes, *(f"v{a}" for a in axes), *spin, "radius", "mass", "active",
+              *(["shape"] if flat else [])]  # fmt: skip
     names = traj.names
-    spins = traj.angular_velocity.reshape(*traj.angular_velocity.shape[:2], -1)
+    spins = np.stack([traj.orientation, traj.angular_velocity], axis=2) if flat else traj.angular_velocity
     numbers = np.concatenate(
         [traj.position, traj.velocity, spins, traj.radius[..., None], traj.mass[..., None]], axis=2
     )
+    shapes = [[shape] for shape in traj.shapes.tolist()] if flat else [[]] * len(names)
     with _replacing(Path(path), overwrite, folder=False) as part, _text(part, newline="") as out:
         rows = csv.writer(out, lineterminator="\n")
         rows.writerow(header)
@@ -92,7 +102,7 @@ def to_csv(traj: Trajectory, path, every: int = 1, overwrite: bool = False) -> P
             time = float(traj.time[k])
             active = traj.active[k].astype(int).tolist()
             rows.writerows(
-                [int(k), time, body, names[body], *values, active[body]]
+                [int(k), time, body, names[body], *values, active[body], *shapes[body]]
                 for body, values in enumerate(numbers[k].tolist())
             )
     return Path(path)
@@ -103,13 +113,15 @@ def to_vtk(traj: Trajectory, folder, every: int = 1, overwrite: bool = False) ->
     collection ``frames.pvd`` that lists them with their times; return the path of the ``.pvd``.
 
     Each body is a point (2D runs with z = 0) with point data ``velocity`` (m/s), ``angular_velocity``
-    (rad/s; 2D: about z), ``radius`` (m), ``mass`` (kg), ``id`` and ``active`` (1 or 0)."""
+    (rad/s; 2D: about z), ``radius`` (m), ``mass`` (kg), ``id`` and ``active`` (1 or 0), and in 2D
+    ``angle`` (rad, counter-clockwise) and ``polygon`` (1 for a polygon, 0 for a disk)."""
     import meshio  # only this format needs it
 
     frames = _frame_indices(traj, every)
     width = max(6, len(str(len(traj.time) - 1)))
     ids = np.arange(traj.position.shape[1])
     positions, velocities, spins = _padded(traj.position), _padded(traj.velocity), _spin(traj)
+    polygon = (traj.shapes == "polygon").astype(np.uint8)
     collection = ET.Element("VTKFile", type="Collection", version="0.1", byte_order="LittleEndian")
     datasets = ET.SubElement(collection, "Collection")
     with _replacing(Path(folder), overwrite, folder=True) as part:
@@ -123,6 +135,8 @@ def to_vtk(traj: Trajectory, folder, every: int = 1, overwrite: bool = False) ->
                 "id": ids,
                 "active": traj.active[k].astype(np.uint8),
             }
+            if traj.dim == 2:
+                point_data |= {"angle": np.ascontiguousarray(traj.orientation[k]), "polygon": polygon}
             mesh = meshio.Mesh(positions[k], [("vertex", ids[:, None])], point_data=point_data)
             meshio.write(part / name, mesh, file_format="vtu")
             ET.SubElement(datasets, "DataSet", timestep=repr(float(traj.time[k])), group="", part="0", file=name)

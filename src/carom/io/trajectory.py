@@ -17,7 +17,7 @@ import h5py
 import numpy as np
 
 from ..scenefile import build_world, parse_scene
-from ..shapes import ball_inertia_factor
+from ..shapes import ball_inertia_factor, placed_vertices
 
 FORMAT = "carom.trajectory"
 VERSION = 1
@@ -277,10 +277,7 @@ class Trajectory:
         ends = np.cumsum(counts)
         rows = np.arange(ends[-1] if len(ids) else 0) + np.repeat(first - (ends - counts), counts)
         owner = np.repeat(ids, counts)
-        angle = self.orientation[k, owner]
-        c, s = np.cos(angle), np.sin(angle)
-        v = self.outline_vertices[rows]
-        placed = self.position[k, owner] + np.stack([v[:, 0] * c - v[:, 1] * s, v[:, 0] * s + v[:, 1] * c], axis=1)
+        placed = placed_vertices(self.outline_vertices[rows], self.orientation[k, owner], self.position[k, owner])
         return np.split(placed, ends[:-1])
 
     def world(self, at: float | None = None):
