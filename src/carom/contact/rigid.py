@@ -55,6 +55,7 @@ APPROACH_ROUNDOFF = 1e-12
 #: window (a 20-row pyramid from rest: about 10x per 300 sweeps).
 STALL_WINDOW = 100
 STALL_PROGRESS = 0.99
+STALL_CEILING = 1e3
 #: Relative slack of the equations and inequalities a mode's answer must satisfy; relative rank cut-off.
 _SLACK = 1e-11
 _RANK = 1e-13
@@ -649,7 +650,7 @@ def hold_impulses(ci, cj, point, normal, friction, bias, x, v, w, inv_mass, inv_
             return sweep + 1
         window_best = min(window_best, worst)
         if (sweep + 1) % STALL_WINDOW == 0:
-            if window_best > STALL_PROGRESS * last_best:
+            if window_best > STALL_PROGRESS * last_best and window_best <= STALL_CEILING * tol:
                 return sweep + 1
             last_best, window_best = window_best, math.inf
     return sweeps

@@ -29,6 +29,12 @@ length h, from the forces ``a_smooth`` evaluated before anything moved:
 3. **Projection.** What the step leaves deeper than the band is pushed apart, positions and angles only
    (nonlinear Gauss-Seidel along each contact's normal, weighted by the inverse masses and inertias).
 
+A held solve's contact work over its whole span is not positive (the midpoint targets), but over a first part
+it may be: a contact separating at the start is pushed so that it returns no faster than it left. Where an
+event cuts a plan short (2), and at the end of the step, the energy its held bodies gained since it began
+(kinetic, and the potential of the smooth forces) is taken back from their kinetic energy, as much as they
+have (`_Plans`); the same for the potential energy that the projection (3) adds.
+
 A body that is free in a step follows its exact parabola and turns at its constant spin, and its impacts
 are found at their instant and resolved exactly. A held body's motion is first order in h where a torque
 acts on it (a box tipping over a corner), exact otherwise.
@@ -322,12 +328,12 @@ def impact(tol: Tolerances, m: Motion, g: Outlines, coefficients: np.ndarray, c:
     return counted
 
 
-def _kinetic_energy(g: Outlines, m: Motion, bodies: np.ndarray) -> float:
-    """Kinetic energy (J) of ``bodies`` (movable ids), translation and spin."""
+def _kinetic_energy(g: Outlines, v: np.ndarray, w: np.ndarray, bodies: np.ndarray) -> float:
+    """Kinetic energy (J) of ``bodies`` (movable ids) at velocities ``v`` and spins ``w``, translation and spin."""
     mass = 1.0 / g.inv_mass[bodies]
     inv_inertia = g.inv_inertia[bodies]
-    spin = np.divide(m.w[bodies] ** 2, inv_inertia, out=np.zeros(len(bodies)), where=inv_inertia > 0)
-    return 0.5 * float(np.sum(mass * np.sum(m.v[bodies] ** 2, axis=1)) + np.sum(spin))
+    spin = np.divide(w[bodies] ** 2, inv_inertia, out=np.zeros(len(bodies)), where=inv_inertia > 0)
+    return 0.5 * float(np.sum(mass * np.sum(v[bodies] ** 2, axis=1)) + np.sum(spin))
 
 
 def _rounds_by_sweeps(tol: Tolerances, m: Motion, g: Outlines, c: Contacts, e: np.ndarray, mu: np.ndarray,
@@ -354,7 +360,7 @@ def _rounds_by_sweeps(tol: Tolerances, m: Motion, g: Outlines, c: Contacts, e: n
         bodies = np.unique(np.concatenate([part.ci, part.cj]))
         bodies = bodies[(bodies >= 0)]
         bodies = bodies[g.inv_mass[bodies] != 0.0]
-        before = _kinetic_energy(g, m, bodies)
+        before = _kinetic_energy(g, m.v, m.w, bodies)
         kept = (m.v[bodies].copy(), m.w[bodies].copy())
         bias = np.zeros((len(sel), 2))
         if not inelastic:
@@ -366,7 +372,7 @@ def _rounds_by_sweeps(tol: Tolerances, m: Motion, g: Outlines, c: Contacts, e: n
             # (the sweeps stop when no rate changes by more than ``floor``: the work that leaves undone is
             # at most that rate times the impulses, the round-off of this solve's energy)
             allowed = before * ENERGY_ROUNDOFF + 2.0 * floor * float(np.abs(lam).sum())
-            if attempt or _kinetic_energy(g, m, bodies) <= before + allowed or not np.any(bias):
+            if attempt or _kinetic_energy(g, m.v, m.w, bodies) <= before + allowed or not np.any(bias):
                 break
             m.v[bodies], m.w[bodies] = kept
             bias[:] = 0.0
@@ -492,17 +498,55 @@ def _pay_for_pushes(g: Outlines, m: Motion, x0: np.ndarray) -> None:
     """Take the potential energy the projection added against the smooth forces, ``-m a_smooth . dx``,
     from the kinetic energy of the bodies it moved (as much as they have)."""
     moved = np.flatnonzero(np.any(m.x != x0, axis=1) & (g.inv_mass != 0.0))
-    if not len(moved):
+    if len(moved):
+        _pay(g, m, moved, _potential_rise(g, m, moved, x0))
+
+
+def _potential_rise(g: Outlines, m: Motion, bodies: np.ndarray, x0: np.ndarray) -> float:
+    """Potential energy (J) of the smooth forces gained by ``bodies`` since they were at ``x0``."""
+    mass = 1.0 / g.inv_mass[bodies]
+    return -float(np.sum(mass * np.sum(m.a_smooth[bodies] * (m.x[bodies] - x0[bodies]), axis=1)))
+
+
+def _pay(g: Outlines, m: Motion, bodies: np.ndarray, energy: float) -> None:
+    """Take ``energy`` (J, if positive) from the kinetic energy of ``bodies``, as much as they have: their
+    velocities and spins scaled down alike."""
+    kinetic = _kinetic_energy(g, m.v, m.w, bodies)
+    if energy <= 0.0 or kinetic <= 0.0:
         return
-    mass = 1.0 / g.inv_mass[moved]
-    raised = -float(np.sum(mass * np.sum(m.a_smooth[moved] * (m.x[moved] - x0[moved]), axis=1)))
-    spin = np.divide(m.w[moved] ** 2, g.inv_inertia[moved], out=np.zeros(len(moved)), where=g.inv_inertia[moved] > 0)
-    kinetic = 0.5 * float(np.sum(mass * np.sum(m.v[moved] ** 2, axis=1)) + np.sum(spin))
-    if raised <= 0.0 or kinetic <= 0.0:
-        return
-    factor = math.sqrt(max(0.0, 1.0 - raised / kinetic))
-    m.v[moved] *= factor
-    m.w[moved] *= factor
+    factor = math.sqrt(max(0.0, 1.0 - energy / kinetic))
+    m.v[bodies] *= factor
+    m.w[bodies] *= factor
+
+
+class _Plans(NamedTuple):
+    """Where each body's held motion began (its last held solve, or the step's start), to pay back what an
+    interrupted plan gained: a plan's contact work is not positive over its whole span (the midpoint targets),
+    but it may be over its first part, when a contact that separates at its start is pushed so as to return
+    no faster than it left."""
+
+    x: np.ndarray  # (n, 2) m
+    v: np.ndarray  # (n, 2) m/s
+    w: np.ndarray  # (n,) rad/s
+    held: np.ndarray  # (n,) bool: pushed by a contact in its plan
+
+    @classmethod
+    def now(cls, m: Motion, held: np.ndarray) -> _Plans:
+        return cls(m.x.copy(), m.v.copy(), m.w.copy(), held.copy())
+
+    def settle(self, g: Outlines, m: Motion, bodies: np.ndarray) -> None:
+        """Pay what the plans of ``bodies`` (movable ids) gained (J: kinetic, and the potential of the smooth
+        forces) from their kinetic energy."""
+        held = bodies[self.held[bodies]]
+        if len(held):
+            gain = _kinetic_energy(g, m.v, m.w, held) - _kinetic_energy(g, self.v, self.w, held)
+            _pay(g, m, held, gain + _potential_rise(g, m, held, self.x))
+
+    def restart(self, m: Motion, bodies: np.ndarray, pushed: np.ndarray) -> None:
+        """New plans for ``bodies`` from now; ``pushed`` the ones a contact holds."""
+        self.x[bodies], self.v[bodies], self.w[bodies] = m.x[bodies], m.v[bodies], m.w[bodies]
+        self.held[bodies] = False
+        self.held[pushed] = True
 
 
 # ---------------------------------------------------------------- the step
@@ -559,6 +603,7 @@ def step(p: Planar, tol: Tolerances, m: Motion, h: float, log: list | None, memo
     impacts = impact(tol, m, g, lists.coefficients, contacts, h, 0.0, log)
     pushed, memory = hold(tol, m, g, lists.coefficients, contacts, movable, h, memory)
     held[pushed] = True
+    plans = _Plans.now(m, held)
     schedule = _Schedule(g, tol, m, lists.lists, 0.0, h)
     events = np.zeros(n, dtype=np.int64)
     t = 0.0
@@ -578,16 +623,19 @@ def step(p: Planar, tol: Tolerances, m: Motion, h: float, log: list | None, memo
         seeds = np.array([i] if j < 0 else [i, j], dtype=np.int64)
         contacts = touching(g, tol, m, lists.lists, seeds)
         acted = len(contacts.ci) and np.any(_rates(contacts, m.v, m.w, m.x)[:, 0] > tol.approach)
-        impacts += impact(tol, m, g, lists.coefficients, contacts, h, t, log)
         cluster = np.unique(np.concatenate([seeds, contacts.ci, contacts.cj]))
         cluster = cluster[cluster >= 0]
+        movable_cluster = cluster[p.inv_mass[cluster] != 0.0]
+        plans.settle(g, m, movable_cluster)
+        impacts += impact(tol, m, g, lists.coefficients, contacts, h, t, log)
         pushed, memory = hold(tol, m, g, lists.coefficients, contacts, cluster, h - t, memory)
         held[pushed] = True
-        counted = cluster[p.inv_mass[cluster] != 0.0]
-        events[counted] += 1
-        if np.any(events[counted] > tol.max_body_events):
-            raise ContactError(f"body {int(counted[np.argmax(events[counted])])} took part in more than "
-                               f"Config.max_body_events={tol.max_body_events} events within one step")
+        plans.restart(m, movable_cluster, pushed)
+        events[movable_cluster] += 1
+        if np.any(events[movable_cluster] > tol.max_body_events):
+            busiest = int(movable_cluster[np.argmax(events[movable_cluster])])
+            raise ContactError(f"body {busiest} took part in more than Config.max_body_events="
+                               f"{tol.max_body_events} events within one step")
         if _strays(lists, m, cluster, h - t):
             lists = candidates(p, m, h - t)
             schedule = _Schedule(g, tol, m, lists.lists, t, h)
@@ -597,5 +645,6 @@ def step(p: Planar, tol: Tolerances, m: Motion, h: float, log: list | None, memo
             schedule.quiet[q] = t + max(passing_time(p, tol, m, i, j), QUIET_FRACTION * h)
             schedule.predict(g, tol, m, np.array([q]), t, h)
     advance(m, h - t)
+    plans.settle(g, m, movable)
     project(tol, m, g, lists.lists)
     return Report(impacts, total, held, memory)
