@@ -53,7 +53,7 @@ from ..errors import ContactError, crushed_error
 from ..materials import KEY_BASE
 from ..narrowphase.polygons import PolygonTable
 from . import rigid_kernels as kernels
-from .rigid_kernels import PAIR_KEY_BASE, Entries, Gathered, Motions, Outlines
+from .rigid_kernels import PAIR_KEY_BASE, Contacts, Entries, Outlines
 
 INF = math.inf
 #: Mode assignments the exact impact law enumerates before it turns to block Gauss-Seidel
@@ -121,22 +121,6 @@ class Motion(NamedTuple):
     alpha: np.ndarray  # (n,) rad/s^2: the spin's rate from held contacts
     w_drift: np.ndarray  # (n,) rad/s: the rate the angle turns at, constant in the step
     rested: np.ndarray  # (n,) bool: held by a contact in the last step (its resting speed is raised)
-
-
-class Contacts(NamedTuple):
-    """Contact points of one instant: the candidate entry they belong to, body i, body j (-1 - k for wall k),
-    point, unit normal from i towards j (for a wall: into it), gap (m)."""
-
-    entry: np.ndarray
-    ci: np.ndarray
-    cj: np.ndarray
-    point: np.ndarray
-    normal: np.ndarray
-    gap: np.ndarray
-
-    def part(self, sel: np.ndarray) -> Contacts:
-        """The rows ``sel``."""
-        return Contacts(*(column[sel] for column in self))
 
 
 class HeldForces(NamedTuple):
@@ -263,7 +247,7 @@ def touching(g: Outlines, tol: Tolerances, m: Motion, lists: Entries, seeds: np.
     """The contact points within the band of the touching cluster of ``seeds`` (body ids): the seeds, and
     every movable body joined to them by such contacts; fixed bodies and walls end the cluster."""
     room = 2 * len(lists.entry_i)
-    out = Gathered(np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64),
+    out = Contacts(np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64),
                    np.empty((room, 2)), np.empty((room, 2)), np.empty(room))  # fmt: skip
     rows = kernels.gather_touching(g, lists, seeds, m.x, m.angle, tol.band, out)
     return Contacts(*(column[:rows] for column in out))
@@ -567,8 +551,7 @@ class _Schedule:
 
     def predict(self, g: Outlines, tol: Tolerances, m: Motion, which: np.ndarray, t: float, h: float) -> None:
         """The next contacts of the entries ``which``."""
-        motions = Motions(m.x, m.v, m.a, m.angle, m.w_drift)
-        kernels.next_contact_times(g, self.lists, motions, which, t, h, self.quiet, tol.touch, tol.approach,
+        kernels.next_contact_times(g, self.lists, m, which, t, h, self.quiet, tol.touch, tol.approach,
                                    self.time, self.real)  # fmt: skip
 
     def predict_bodies(self, g: Outlines, tol: Tolerances, m: Motion, bodies: np.ndarray, t: float, h: float) -> None:

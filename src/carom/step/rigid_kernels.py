@@ -64,8 +64,9 @@ class Entries(NamedTuple):
     adjacent: np.ndarray  # (2 E,) int64 at most: entry indices
 
 
-class Gathered(NamedTuple):
-    """Contact rows written by `gather_touching` (capacity two per entry)."""
+class Contacts(NamedTuple):
+    """Contact points of one instant: the candidate entry they belong to, body i, body j (-1 - k for wall k),
+    point, unit normal from i towards j (for a wall: into it), gap (m). `gather_touching` writes them."""
 
     entry: np.ndarray  # (R,) int64
     ci: np.ndarray  # (R,) int64
@@ -74,15 +75,9 @@ class Gathered(NamedTuple):
     normal: np.ndarray  # (R, 2) unit, from i towards j (into a wall)
     gap: np.ndarray  # (R,) m
 
-
-class Motions(NamedTuple):
-    """Every body's motion now, for the time of impact: a parabola and a constant turning rate."""
-
-    x: np.ndarray  # (n, 2) m
-    v: np.ndarray  # (n, 2) m/s
-    a: np.ndarray  # (n, 2) m/s^2
-    angle: np.ndarray  # (n,) rad
-    w_drift: np.ndarray  # (n,) rad/s
+    def part(self, sel: np.ndarray) -> Contacts:
+        """The rows ``sel``."""
+        return Contacts(*(column[sel] for column in self))
 
 
 @njit(cache=True, forceinline=False)
@@ -149,7 +144,7 @@ def entry_manifold(g, i, j, x, angle, within, points, gaps, normal):
 def gather_touching(g, lists, seeds, x, angle, band_fraction, out):
     """The contact points within the band of the touching cluster of ``seeds`` (body ids): the movable seeds,
     and every movable body joined to them through entries with a point within the band (``band_fraction`` of
-    the pair's smaller size); fixed bodies and walls end the cluster. Rows go into ``out`` (`Gathered`, two
+    the pair's smaller size); fixed bodies and walls end the cluster. Rows go into ``out`` (`Contacts`, two
     per entry of room), in the order met; returns how many."""
     n = g.size.shape[0]
     seen = np.zeros(n, dtype=np.bool_)
@@ -213,8 +208,9 @@ def next_contact_times(g, lists, m, which, t, h, quiet, touch, approach, time, r
     """For each entry q in ``which``: the time (s from the step start; the present is t, the step ends at h)
     of its next new contact, searched from ``quiet[q]`` on, into ``time[q]``, and whether it is a contact
     (``real[q]``; False: the search stopped there short of an answer, or at inf: none within the step).
-    ``touch`` is the touching fraction of the pair's smaller size, ``approach`` (m/s) the speed above which a
-    touching contact approaches."""
+    ``m`` is every body's motion now (`carom.step.rigid.Motion`: the parabola of ``x``, ``v``, ``a``, and the
+    constant turning of ``angle`` at ``w_drift``); ``touch`` the touching fraction of the pair's smaller
+    size; ``approach`` (m/s) the speed above which a touching contact approaches."""
     motion_i = np.empty(8)
     motion_j = np.empty(8)
     for q in which:
