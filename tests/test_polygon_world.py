@@ -300,3 +300,37 @@ def test_held_forces_warm_start_each_point_from_its_own_force():
     assert np.array_equal(again, 0.5 * impulse[[2, 1, 0]])
     rows = rigid.held_rows(memory)  # saved and read back (get_state / set_state)
     assert np.array_equal(rigid._warm_start(rigid.held_memory(rows), c, m, h), impulse)
+
+
+def test_an_interrupted_held_plan_gives_back_what_it_gained():
+    """Where an event cuts a held plan short, the energy its held bodies gained since it began (kinetic, and
+    the potential of the smooth forces; energy moves between them through their contacts) is taken from their
+    kinetic energy: after `_Plans.settle` they have their plans' starting energy again, to round-off. A free
+    body is left alone, and so are held bodies that lost energy."""
+    from carom.step import rigid
+
+    g = rigid.Outlines(np.zeros(3, dtype=np.int8), np.ones(3), np.zeros(4, dtype=np.int64), np.zeros((0, 2)),
+                       np.zeros((0, 2)), np.array([0.5, 0.5, 0.5]), np.array([2.0, 2.0, 2.0]), np.zeros((0, 2)),
+                       np.zeros((0, 2)), np.zeros((1, 2)))  # fmt: skip  (three bodies of 2 kg, 0.5 kg m^2)
+    a_smooth = np.tile([0.0, -9.81], (3, 1))
+
+    def energy(v, w, x):  # J: kinetic, and the potential of the smooth forces, of bodies 0 and 2
+        return sum(v[b] @ v[b] + 0.25 * w[b] ** 2 + 2.0 * 9.81 * x[b, 1] for b in (0, 2))
+
+    for lift in (0.001, -0.02):  # the held bodies gained energy, or lost it
+        x = np.array([[0.0, lift], [3.0, 0.5], [6.0, -0.001]])
+        v = np.array([[0.0, 1.0], [0.0, 2.0], [0.0, 0.5]])
+        w = np.array([0.3, 0.0, 0.0])
+        m = rigid.Motion(x, v, np.zeros(3), w, a_smooth, a_smooth.copy(), np.zeros(3), np.zeros(3),
+                         np.zeros(3, dtype=bool))  # fmt: skip
+        plans = rigid._Plans(np.array([[0.0, 0.0], [3.0, 0.0], [6.0, 0.0]]),
+                             np.array([[0.0, 0.9], [0.0, 0.0], [0.0, 0.6]]), np.zeros(3),
+                             np.array([True, False, True]))  # fmt: skip
+        start = energy(plans.v, plans.w, plans.x)
+        before = energy(v, w, x)
+        plans.settle(g, m, np.arange(3))
+        assert np.array_equal(m.v[1], [0.0, 2.0])
+        if before > start:
+            assert energy(m.v, m.w, m.x) == pytest.approx(start, rel=1e-14)
+        else:
+            assert energy(m.v, m.w, m.x) == before
