@@ -296,10 +296,10 @@ def test_held_forces_warm_start_each_point_from_its_own_force():
     impulse = np.array([[0.3, 0.05], [0.0, 0.0], [0.5, -0.1]])
     h = 1.0 / 60.0
     memory = rigid._remember(rigid.HeldForces.empty(), c, m, impulse, h)
-    again = rigid._warm_start(memory, c.part(np.array([2, 1, 0])), m, 0.5 * h)
-    assert np.array_equal(again, 0.5 * impulse[[2, 1, 0]])
+    again, known = rigid._warm_start(memory, c.part(np.array([2, 1, 0])), m, 0.5 * h)
+    assert np.array_equal(again, 0.5 * impulse[[2, 1, 0]]) and known == 3
     rows = rigid.held_rows(memory)  # saved and read back (get_state / set_state)
-    assert np.array_equal(rigid._warm_start(rigid.held_memory(rows), c, m, h), impulse)
+    assert np.array_equal(rigid._warm_start(rigid.held_memory(rows), c, m, h)[0], impulse)
 
 
 def test_an_interrupted_held_plan_gives_back_what_it_gained():
@@ -334,3 +334,30 @@ def test_an_interrupted_held_plan_gives_back_what_it_gained():
             assert energy(m.v, m.w, m.x) == pytest.approx(start, rel=1e-14)
         else:
             assert energy(m.v, m.w, m.x) == before
+
+
+def test_a_cold_held_solve_starts_from_the_static_forces_of_a_stack():
+    """Two unit boxes (1 kg, I = 1/6 kg m^2) stacked on a floor, each about to fall at g h: the starting guess
+    of a cold held solve (`_static_guess`) is the statics of the stack, m g h / 2 under each corner of the top
+    box and m g h under each of the bottom one's, with no friction; Gauss-Seidel then has nothing to do
+    (one sweep)."""
+    from carom.contact.rigid import hold_impulses
+    from carom.step import rigid
+
+    h, grav = 1.0 / 60.0, 9.81
+    g = rigid.Outlines(np.ones(2, dtype=np.int8), np.full(2, math.sqrt(0.5)), np.array([0, 4, 8]),
+                       np.zeros((8, 2)), np.zeros((8, 2)), np.ones(2), np.full(2, 6.0), np.zeros((1, 2)),
+                       np.array([[0.0, 1.0]]), np.zeros((1, 2)))  # fmt: skip
+    x = np.array([[0.0, 0.5], [0.0, 1.5]])
+    v = np.array([[0.0, -grav * h], [0.0, -grav * h]])
+    w = np.zeros(2)
+    points = np.array([[-0.5, 0.0], [0.5, 0.0], [-0.5, 1.0], [0.5, 1.0]])
+    normals = np.array([[0.0, -1.0], [0.0, -1.0], [0.0, 1.0], [0.0, 1.0]])  # from i towards j (into the floor)
+    c = rigid.Contacts(np.arange(4), np.array([0, 0, 0, 0]), np.array([-1, -1, 1, 1]), points, normals, np.zeros(4))
+    mu = np.full(4, 0.6)
+    guess = rigid._static_guess(g, c, x, v, w, np.zeros((4, 2)), mu)
+    expected = np.array([[1.0, 0.0], [1.0, 0.0], [0.5, 0.0], [0.5, 0.0]]) * grav * h
+    assert np.allclose(guess, expected, rtol=1e-12, atol=1e-15)
+    sweeps = hold_impulses(c.ci, c.cj, c.point, c.normal, mu, np.zeros((4, 2)), x, v, w, g.inv_mass, g.inv_inertia,
+                           guess, 100, 1e-12)  # fmt: skip
+    assert sweeps == 1 and np.abs(v).max() <= 1e-15

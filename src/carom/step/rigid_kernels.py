@@ -304,7 +304,8 @@ def body_frame_points(bodies, points, x, angle, out):
 def warm_start(keys, local, kept_keys, kept_local, kept_force, scale, out):
     """For each contact (pair ``keys[c]``, point ``local[c]`` in body i's frame), the kept force of its pair
     nearest to that point (``kept_*`` sorted by key) times ``scale`` (s), into ``out`` (k, 2); 0 where the pair
-    kept none."""
+    kept none. Returns how many contacts found a kept force."""
+    found = 0
     for c in range(keys.shape[0]):
         lo = np.searchsorted(kept_keys, keys[c])
         best, near = INF, -1
@@ -318,6 +319,8 @@ def warm_start(keys, local, kept_keys, kept_local, kept_force, scale, out):
             out[c, 0], out[c, 1] = 0.0, 0.0
         else:
             out[c, 0], out[c, 1] = kept_force[near, 0] * scale, kept_force[near, 1] * scale
+            found += 1
+    return found
 
 
 @njit(cache=True, forceinline=False)
