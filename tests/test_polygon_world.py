@@ -194,6 +194,37 @@ def test_tower_of_ten_boxes_stands_still():
     assert gaps.min() >= -w.config.resting_gap * math.sqrt(0.5)
 
 
+def test_pyramid_of_twenty_rows_stands_still():
+    """Box2D's pyramid at the issue's size: 210 unit boxes (20 in the bottom row), friction 0.6, e = 0, 10 s at
+    60 Hz. The top box drifts by at most 1e-6 m, no step raises the energy (beyond the held solve's
+    tolerance, as for the tower), and no overlap is deeper than `resting_gap` times the box's circumradius."""
+    from carom.narrowphase.polygons import polygon_contact, polygon_wall_contact
+    from carom.shapes import rectangle_vertices
+
+    rows = 20
+    w = carom.World(dim=2, gravity=(0, -9.81))
+    w.add_wall((0, 0), (0, 1), restitution=0.0, static_friction=0.6)
+    for r in range(rows):
+        for col in range(rows - r):
+            w.add_rectangle(1.0, 1.0, (col - (rows - r - 1) / 2, 0.5 + r), mass=1.0, restitution=0.0,
+                            static_friction=0.6)  # fmt: skip
+    top = w.positions[-1].copy()
+    energy = w.total_energy()
+    for _ in range(600):
+        w.step(1 / 60)
+        now = w.total_energy()
+        assert now <= energy + 2e-11 * abs(energy)
+        energy = now
+    assert np.hypot(*(w.positions[-1] - top)) <= 1e-6
+    square, x, a = rectangle_vertices(1.0, 1.0), w.positions, w.angles
+    deepest = max(-float(polygon_wall_contact(square, x[b], a[b], (0, 0), (0, 1)).gaps.min()) for b in range(len(x)))
+    for b in range(len(x)):
+        for c in range(b + 1, len(x)):
+            if np.hypot(*(x[c] - x[b])) < 1.5:
+                deepest = max(deepest, -float(polygon_contact(square, x[b], a[b], square, x[c], a[c]).gaps.min()))
+    assert deepest <= w.config.resting_gap * math.sqrt(0.5)
+
+
 @settings(max_examples=25, deadline=None)
 @given(
     st.lists(st.tuples(st.floats(-1.5, 1.5), st.floats(0.5, 2.5), st.floats(-3, 3), st.floats(-5, 5)),

@@ -438,18 +438,16 @@ def _static_guess(g: Outlines, c: Contacts, x: np.ndarray, v: np.ndarray, w: np.
     operator = (weight @ rates @ inverse @ rates.T @ weight).tocsr()
     target = weight @ (rates @ np.column_stack([v, w]).ravel() + bias.ravel())
     pushing = np.ones(k, dtype=bool)
-    impulse = np.zeros(2 * k)
     for _ in range(GUESS_ROUNDS):
         idx = np.flatnonzero(np.repeat(pushing, 2))
         solved, _ = sparse_linalg.cg(operator[idx][:, idx], target[idx], rtol=1e-10, maxiter=10 * len(idx))
-        impulse[:] = 0.0
+        impulse = np.zeros(2 * k)
         impulse[idx] = solved
         impulse = weight @ impulse
         pulls = pushing & (impulse[0::2] < 0.0)
         if not np.any(pulls):
             break
         pushing &= ~pulls
-        impulse = np.zeros(2 * k)
     normal = np.maximum(impulse[0::2], 0.0)
     return np.column_stack([normal, np.clip(impulse[1::2], -mu * normal, mu * normal)])
 
