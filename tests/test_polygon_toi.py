@@ -565,7 +565,9 @@ def assert_next_new_contact(shape_a, motion_a, shape_b, motion_b, horizon):
     travel = speed_bound(shape_a, motion_a, shape_b, motion_b, horizon) * horizon
     t_slack, t_zero = naive_next_contact(gaps, horizon, slack, int(np.clip(travel / 5e-4, 2_000, 100_000)))
     # a time known to 1e-12 s, or to the gaps' round-off (ROUND, m) over the fastest approach: slow pairs
-    timing = 1e-12 + ROUND / speed_bound(shape_a, motion_a, shape_b, motion_b, horizon)
+    # (pairs that do not move have no time to know)
+    speed = speed_bound(shape_a, motion_a, shape_b, motion_b, horizon)
+    timing = 1e-12 + (ROUND / speed if speed > 0.0 else math.inf)
     if found.time is None:
         # (a contact at the horizon itself, to that precision, is the next search's: a disk thrown up at 1 m/s
         # under 2 m/s^2 lands at t = 1 = horizon)
