@@ -31,6 +31,15 @@ def pair_key(i, j):
     return -(i * KEY_BASE + (-1 - j) + 1)
 
 
+@njit(cache=True, forceinline=False)
+def pair_keys(i, j):
+    """(n,) int64: `pair_key` of each (i[q], j[q])."""
+    out = np.empty(len(i), dtype=np.int64)
+    for q in range(len(i)):
+        out[q] = pair_key(i[q], j[q])
+    return out
+
+
 @njit(cache=True, forceinline=True)
 def combine(e1, e2, rule):
     """Combine two coefficients by rule code (`RULE_CODES`: 0 min, 1 max, 2 mean, 3 product, 4 geometric)."""

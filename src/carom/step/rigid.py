@@ -52,7 +52,7 @@ from scipy.spatial import cKDTree
 
 from ..contact.rigid import APPROACH_ROUNDOFF, ENERGY_ROUNDOFF, contact_rates, hold_impulses, resolve_rounds
 from ..errors import ContactError, crushed_error
-from ..materials import KEY_BASE
+from ..materials import pair_keys
 from ..narrowphase.polygons import PolygonTable
 from . import rigid_kernels as kernels
 from .rigid_kernels import PAIR_KEY_BASE, Contacts, Entries, Outlines
@@ -230,9 +230,7 @@ def _coefficients(p: Planar, entry_i: np.ndarray, entry_j: np.ndarray) -> np.nda
     walls = np.column_stack([p.wall_restitution, p.wall_static, p.wall_kinetic]).reshape(-1, 3)
     kernels.entry_coefficients(entry_i, entry_j, own, walls, p.restitution_rule, p.friction_rule, out)
     if p.restitution_pairs or p.friction_pairs:
-        wall = entry_j < 0
-        low, high = np.minimum(entry_i, entry_j), np.maximum(entry_i, entry_j)
-        keys = np.where(wall, -(entry_i * KEY_BASE + (-1 - entry_j) + 1), low * KEY_BASE + high)
+        keys = pair_keys(entry_i, entry_j)
         for q in np.flatnonzero(np.isin(keys, list(p.restitution_pairs))):
             out[q, 0] = p.restitution_pairs[int(keys[q])]
         for q in np.flatnonzero(np.isin(keys, list(p.friction_pairs))):
@@ -395,9 +393,14 @@ def _impact_row(c: Contacts, q: int, t: float, impulse: np.ndarray, speed: float
             "restitution": float(e), "tangential": impulse[1] * tangent}  # fmt: skip
 
 
+def _held_keys(i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """(k,) int64: the `HeldForces` key of each pair (i, j), j < 0 a wall: sorted keys sort the pairs as (i, j)."""
+    return i * PAIR_KEY_BASE + (j + PAIR_KEY_BASE // 2)
+
+
 def _pair_keys(c: Contacts) -> np.ndarray:
     """(k,) int64: each contact's pair key for `HeldForces`."""
-    return c.ci * PAIR_KEY_BASE + (c.cj + PAIR_KEY_BASE // 2)
+    return _held_keys(c.ci, c.cj)
 
 
 def _local_points(m: Motion, c: Contacts) -> np.ndarray:
@@ -483,7 +486,7 @@ def held_rows(memory: HeldForces) -> np.ndarray:
 def held_memory(rows: np.ndarray) -> HeldForces:
     """`held_rows` read back."""
     rows = np.asarray(rows, dtype=float).reshape(-1, 6)
-    key = rows[:, 0].astype(np.int64) * PAIR_KEY_BASE + (rows[:, 1].astype(np.int64) + PAIR_KEY_BASE // 2)
+    key = _held_keys(rows[:, 0].astype(np.int64), rows[:, 1].astype(np.int64))
     order = np.argsort(key, kind="stable")
     return HeldForces(key[order], rows[order, 2:4].copy(), rows[order, 4:6].copy())
 
@@ -632,8 +635,8 @@ class _Schedule:
 
     def predict_bodies(self, g: Outlines, tol: Tolerances, m: Motion, bodies: np.ndarray, t: float, h: float) -> None:
         """The next contacts of every entry of ``bodies``."""
-        start = self.lists.adjacent_start
-        which = np.unique(np.concatenate([self.lists.adjacent[start[b] : start[b + 1]] for b in bodies]))
+        lists = self.lists
+        which = np.flatnonzero(np.isin(lists.entry_i, bodies) | np.isin(lists.entry_j, bodies))
         self.predict(g, tol, m, which, t, h)
 
 
