@@ -34,6 +34,7 @@ bench: $(BENCH)
 	$(PY) benchmarks/piles.py
 	$(PY) benchmarks/polygon_toi.py
 	$(PY) benchmarks/polygon_stacks.py
+	$(PY) benchmarks/billiards.py
 
 clean:
 	rm -rf $(VENV) carom-demo .pytest_cache

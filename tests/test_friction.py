@@ -149,6 +149,28 @@ def test_a_struck_ball_slides_then_rolls_at_the_exact_time_and_speed(dim, dt, sp
     assert w.positions[0, dim - 1] == pytest.approx(radius, abs=1e-4 * radius)
 
 
+@pytest.mark.parametrize("dim", [2, 3])
+@pytest.mark.parametrize("dt", [1e-3, 0.05, 0.4])
+def test_a_sliding_ball_reaches_another_at_the_exact_time(dim, dt):
+    """A ball struck without spin slides, decelerating at mu_k g, into a resting ball a distance d ahead
+    before it starts to roll: the impact is at the root of d = v0 t - mu_k g t^2 / 2, whatever dt (the
+    billiards benchmark's cue ball). Tolerance: an impact fires once the gap is within contact_tolerance R,
+    so up to contact_tolerance R / v early; 4x that for the round-off of the root and the positions."""
+    mu, radius, v0, d = 0.2, 0.028575, 8.0, 0.9
+    w = floor_world(dim, mu, mu, friction_rule="max")
+    w.add_bodies([up(dim) * radius, up(dim) * radius + along(dim, 2 * radius + d)], [along(dim, v0), 0 * up(dim)],
+                 masses=0.17, radii=radius, restitution=1.0)  # fmt: skip
+    times = []
+    w.on_impact(lambda impact: times.append(impact.time) if impact.j == 1 else None)
+    while not times:
+        w.step(dt)
+    a = mu * G
+    t_exact = (v0 - math.sqrt(v0 * v0 - 2 * a * d)) / a
+    assert t_exact < 2 * v0 / (7 * a)  # still sliding when it arrives
+    v_arrival = v0 - a * t_exact
+    assert times[0] == pytest.approx(t_exact, rel=0, abs=4 * w.config.contact_tolerance * radius / v_arrival)
+
+
 def test_backspin_leaves_three_sevenths():
     w = floor_world(3)
     v0, radius = 1.5, 0.03
