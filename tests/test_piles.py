@@ -112,7 +112,7 @@ def _column_delassus_sweeps(depth):
     accel = np.tile([[0.0, -1.0]], (depth, 1))
     out = np.zeros(depth)
     sweeps = solve_accelerated(np.arange(depth), ci, cj, normal, np.zeros(depth), accel, np.ones(depth), out,
-                               np.zeros((depth, 2)), np.zeros(depth), 100_000, 1e-6)  # fmt: skip
+                               np.zeros((depth, 3)), np.zeros(depth), 100_000, 1e-6)  # fmt: skip
     return sweeps, out
 
 
@@ -220,7 +220,7 @@ def test_accelerated_solver_finds_the_known_solution_in_any_order(seed, n, m):
     def solve(order, accelerated):
         rate, out = rate0.copy(), np.zeros(m)
         if accelerated:
-            solve_accelerated(order, ci, cj, normal, target, rate, inv_mass, out, np.zeros((m, 2)), np.zeros(n),
+            solve_accelerated(order, ci, cj, normal, target, rate, inv_mass, out, np.zeros((m, 3)), np.zeros(n),
                               1_000_000, 1e-12)  # fmt: skip
         else:
             solve_contacts(order, ci, cj, normal, target, rate, inv_mass, out, 1_000_000, 1e-12)

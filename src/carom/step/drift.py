@@ -233,7 +233,7 @@ def new_work(n: int, dim: int, n_wall: int, n_entry: int) -> Work:
         cw=np.empty((cap, CONTACT_COLUMNS)), sel=np.empty(cap, i),
         f_pair=np.zeros(n_entry, f), rest_pair=np.zeros(n_entry, b), f_wall=np.zeros((n, n_wall), f),
         rest_wall=np.zeros((n, n_wall), b), out_keys=np.empty(n_entry, i), out_values=np.empty(n_entry, f),
-        scratch=np.empty((cap, 2)), per_body=np.zeros(n),
+        scratch=np.empty((cap, 3)), per_body=np.zeros(n),
     )  # fmt: skip
 
 
