@@ -50,7 +50,7 @@ from scipy import sparse
 from scipy.sparse import linalg as sparse_linalg
 from scipy.spatial import cKDTree
 
-from ..contact.rigid import APPROACH_ROUNDOFF, ENERGY_ROUNDOFF, contact_rates, hold_impulses, resolve_rounds
+from ..contact.rigid import contact_rates, hold_impulses, resolve_rounds
 from ..errors import ContactError, crushed_error
 from ..materials import pair_keys
 from ..narrowphase.polygons import PolygonTable
@@ -317,7 +317,7 @@ def impact(tol: Tolerances, m: Motion, g: Outlines, coefficients: np.ndarray, c:
         rounds = resolve_rounds(c.ci, c.cj, c.point, c.normal, e, mu, m.x, m.v, m.w, g.inv_mass, g.inv_inertia,
                                 impulse, tol.max_rounds, MAX_MODES)  # fmt: skip
     else:
-        rounds = _rounds_by_sweeps(tol, m, g, c, e, mu, slow, impulse)
+        rounds = kernels.rounds_by_sweeps(c, g, m.x, m.v, m.w, e, mu, slow, impulse, tol.max_rounds, tol.hold_sweeps)
     if rounds < 0:
         raise crushed_error(int(c.ci[0]), t, tol.max_rounds, "at that instant")
     counted = 0
@@ -332,54 +332,7 @@ def impact(tol: Tolerances, m: Motion, g: Outlines, coefficients: np.ndarray, c:
 
 def _kinetic_energy(g: Outlines, v: np.ndarray, w: np.ndarray, bodies: np.ndarray) -> float:
     """Kinetic energy (J) of ``bodies`` (movable ids) at velocities ``v`` and spins ``w``, translation and spin."""
-    mass = 1.0 / g.inv_mass[bodies]
-    inv_inertia = g.inv_inertia[bodies]
-    spin = np.divide(w[bodies] ** 2, inv_inertia, out=np.zeros(len(bodies)), where=inv_inertia > 0)
-    return 0.5 * float(np.sum(mass * np.sum(v[bodies] ** 2, axis=1)) + np.sum(spin))
-
-
-def _rounds_by_sweeps(tol: Tolerances, m: Motion, g: Outlines, c: Contacts, e: np.ndarray, mu: np.ndarray,
-                      slow: np.ndarray, impulse: np.ndarray) -> int:  # fmt: skip
-    """The rounds of the rigid impact law for a cluster too large to enumerate (more than `EXACT_CONTACTS`
-    points): each round's approaching contacts solved together by `hold_impulses` with Newton's targets
-    (``u' <= -e u``, friction in the cone; e = 0 where the approach is no faster than ``slow``, m/s) to
-    round-off; a round that would raise the kinetic energy of its bodies is solved again perfectly inelastic
-    (which never does: the cap of the exact law at its two ends).
-    After ``max_rounds`` rounds every contact is solved perfectly inelastic. Returns the rounds, or -1 if
-    contacts still approach (crushed)."""
-    rates = _rates(c, m.v, m.w, m.x)
-    floor = APPROACH_ROUNDOFF * float(np.abs(rates).max())
-    for rnd in range(2 * tol.max_rounds):
-        if rnd:
-            rates = _rates(c, m.v, m.w, m.x)
-        sel = np.flatnonzero(rates[:, 0] > floor)
-        if not len(sel):
-            return rnd
-        inelastic = rnd >= tol.max_rounds
-        if inelastic:
-            sel = np.arange(len(c.ci))
-        part = c.part(sel)
-        bodies = np.unique(np.concatenate([part.ci, part.cj]))
-        bodies = bodies[(bodies >= 0)]
-        bodies = bodies[g.inv_mass[bodies] != 0.0]
-        before = _kinetic_energy(g, m.v, m.w, bodies)
-        kept = (m.v[bodies].copy(), m.w[bodies].copy())
-        bias = np.zeros((len(sel), 2))
-        if not inelastic:
-            bias[:, 0] = np.where(rates[sel, 0] > slow[sel], e[sel] * rates[sel, 0], 0.0)
-        for attempt in range(2):
-            lam = np.zeros((len(sel), 2))
-            hold_impulses(part.ci, part.cj, part.point, part.normal, mu[sel], bias, m.x, m.v, m.w, g.inv_mass,
-                          g.inv_inertia, lam, tol.hold_sweeps, floor)  # fmt: skip
-            # (the sweeps stop when no rate changes by more than ``floor``: the work that leaves undone is
-            # at most that rate times the impulses, the round-off of this solve's energy)
-            allowed = before * ENERGY_ROUNDOFF + 2.0 * floor * float(np.abs(lam).sum())
-            if attempt or _kinetic_energy(g, m.v, m.w, bodies) <= before + allowed or not np.any(bias):
-                break
-            m.v[bodies], m.w[bodies] = kept
-            bias[:] = 0.0
-        impulse[sel] += lam
-    return -1 if np.any(_rates(c, m.v, m.w, m.x)[:, 0] > floor) else 2 * tol.max_rounds
+    return kernels.kinetic_energy(bodies, len(bodies), g.inv_mass, g.inv_inertia, v, w)
 
 
 def _impact_row(c: Contacts, q: int, t: float, impulse: np.ndarray, speed: float, e: float) -> dict:

@@ -11,7 +11,8 @@ arrays (no Python object enters them):
 * `project_overlaps`: nonlinear Gauss-Seidel on positions and angles, pushing apart what overlaps deeper
   than the band;
 * `body_frame_points` and `warm_start`: held forces kept by pair and by point in body i's frame, matched to
-  new contact points.
+  new contact points;
+* `rounds_by_sweeps`: the rounds of the rigid impact law over a cluster too large to enumerate.
 
 An entry q joins body ``entry_i[q]`` with body ``entry_j[q]``, or with wall ``-1 - entry_j[q]`` when that is
 negative. Every tolerance is passed in by the caller (`carom.step.rigid.Tolerances`).
@@ -26,6 +27,7 @@ import numpy as np
 from numba import njit
 
 from ..config import ROUNDOFF
+from ..contact.rigid import APPROACH_ROUNDOFF, ENERGY_ROUNDOFF, contact_rates, hold_impulses
 from ..materials import combine
 from ..narrowphase.polygons import polygon_disk_manifold, polygon_wall_manifold, polygons_manifold
 from ..narrowphase.rotation import pair_contact_time, wall_contact_time
@@ -334,3 +336,97 @@ def entry_coefficients(entry_i, entry_j, bodies, walls, restitution_rule, fricti
         out[q, 0] = combine(bodies[i, 0], other[0], restitution_rule)
         out[q, 1] = combine(bodies[i, 1], other[1], friction_rule)
         out[q, 2] = combine(bodies[i, 2], other[2], friction_rule)
+
+
+@njit(cache=True, forceinline=False)
+def kinetic_energy(bodies, count, inv_mass, inv_inertia, v, w):
+    """Kinetic energy (J) of the movable ``bodies[:count]``: translation and spin."""
+    energy = 0.0
+    for q in range(count):
+        b = bodies[q]
+        energy += (v[b, 0] ** 2 + v[b, 1] ** 2) / inv_mass[b]
+        if inv_inertia[b] > 0.0:
+            energy += w[b] ** 2 / inv_inertia[b]
+    return 0.5 * energy
+
+
+@njit(cache=True, forceinline=False)
+def rounds_by_sweeps(c, g, x, v, w, e, mu, slow, impulse, max_rounds, hold_sweeps):
+    """The rounds of the rigid impact law for the cluster of contacts ``c`` (`Contacts`) too large to
+    enumerate: each round's approaching contacts solved together by `carom.contact.rigid.hold_impulses` with
+    Newton's targets (``u' <= -e u``, friction ``mu`` in the cone; e = 0 where the approach is no faster than
+    ``slow``, m/s) to round-off; a round that would raise the kinetic energy of its bodies is solved again
+    perfectly inelastic (which never does: the cap of the exact law at its two ends). After ``max_rounds``
+    rounds every contact is solved perfectly inelastic. The velocities ``v`` and spins ``w`` are updated,
+    the impulses added to ``impulse`` (k, 2). Returns the rounds, or -1 if contacts still approach
+    (crushed)."""
+    k, n = c.ci.shape[0], v.shape[0]
+    rates = np.empty((k, 2))
+    contact_rates(c.ci, c.cj, c.point, c.normal, x, v, w, rates)
+    floor = 0.0
+    for q in range(k):
+        floor = max(floor, abs(rates[q, 0]), abs(rates[q, 1]))
+    floor *= APPROACH_ROUNDOFF
+    member = np.zeros(n, dtype=np.bool_)
+    bodies = np.empty(2 * k, dtype=np.int64)
+    sel = np.empty(k, dtype=np.int64)
+    kept_v = np.empty((2 * k, 2))
+    kept_w = np.empty(2 * k)
+    for rnd in range(2 * max_rounds):
+        if rnd:
+            contact_rates(c.ci, c.cj, c.point, c.normal, x, v, w, rates)
+        m = 0
+        for q in range(k):
+            if rates[q, 0] > floor:
+                sel[m] = q
+                m += 1
+        if m == 0:
+            return rnd
+        inelastic = rnd >= max_rounds
+        if inelastic:
+            m = k
+            for q in range(k):
+                sel[q] = q
+        ci, cj, point, normal = c.ci[sel[:m]], c.cj[sel[:m]], c.point[sel[:m]], c.normal[sel[:m]]
+        count = 0
+        for s in range(m):
+            for b in (ci[s], cj[s]):
+                if b >= 0 and g.inv_mass[b] != 0.0 and not member[b]:
+                    member[b] = True
+                    bodies[count] = b
+                    kept_v[count, 0], kept_v[count, 1], kept_w[count] = v[b, 0], v[b, 1], w[b]
+                    count += 1
+        for q in range(count):
+            member[bodies[q]] = False
+        before = kinetic_energy(bodies, count, g.inv_mass, g.inv_inertia, v, w)
+        bias = np.zeros((m, 2))
+        biased = False
+        if not inelastic:
+            for s in range(m):
+                q = sel[s]
+                if rates[q, 0] > slow[q]:
+                    bias[s, 0] = e[q] * rates[q, 0]
+                    biased = biased or bias[s, 0] != 0.0
+        lam = np.zeros((m, 2))
+        for attempt in range(2):
+            lam[:] = 0.0
+            hold_impulses(ci, cj, point, normal, mu[sel[:m]], bias, x, v, w, g.inv_mass, g.inv_inertia, lam,
+                          hold_sweeps, floor)  # fmt: skip
+            # (the sweeps stop when no rate changes by more than ``floor``: the work that leaves undone is at
+            # most that rate times the impulses, the round-off of this solve's energy)
+            allowed = before * ENERGY_ROUNDOFF + 2.0 * floor * np.abs(lam).sum()
+            if attempt or not biased or kinetic_energy(bodies, count, g.inv_mass, g.inv_inertia, v, w) <= (
+                    before + allowed):  # fmt: skip
+                break
+            for q in range(count):
+                b = bodies[q]
+                v[b, 0], v[b, 1], w[b] = kept_v[q, 0], kept_v[q, 1], kept_w[q]
+            bias[:] = 0.0
+        for s in range(m):
+            impulse[sel[s], 0] += lam[s, 0]
+            impulse[sel[s], 1] += lam[s, 1]
+    contact_rates(c.ci, c.cj, c.point, c.normal, x, v, w, rates)
+    for q in range(k):
+        if rates[q, 0] > floor:
+            return -1
+    return 2 * max_rounds
