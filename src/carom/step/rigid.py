@@ -420,7 +420,9 @@ def _remember(memory: HeldForces, c: Contacts, m: Motion, impulse: np.ndarray, h
     (zero forces too: a point that did not push starts the next solve from zero, not from its neighbour's
     force)."""
     keys = _pair_keys(c)
-    kept = ~np.isin(memory.key, keys)
+    replaced = np.unique(keys)
+    at = np.minimum(np.searchsorted(replaced, memory.key), len(replaced) - 1)
+    kept = replaced[at] != memory.key if len(replaced) else np.ones(len(memory.key), dtype=bool)
     key = np.concatenate([memory.key[kept], keys])
     local = np.concatenate([memory.local[kept], _local_points(m, c)])
     force = np.concatenate([memory.force[kept], impulse / h_left])
@@ -588,9 +590,7 @@ class _Schedule:
 
     def predict_bodies(self, g: Outlines, tol: Tolerances, m: Motion, bodies: np.ndarray, t: float, h: float) -> None:
         """The next contacts of every entry of ``bodies``."""
-        lists = self.lists
-        which = np.flatnonzero(np.isin(lists.entry_i, bodies) | np.isin(lists.entry_j, bodies))
-        self.predict(g, tol, m, which, t, h)
+        self.predict(g, tol, m, kernels.entries_of(self.lists, bodies), t, h)
 
 
 def _strays(lists: Candidates, m: Motion, bodies: np.ndarray, h_left: float) -> bool:

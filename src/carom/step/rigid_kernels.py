@@ -7,6 +7,7 @@ arrays (no Python object enters them):
 * `entry_manifold`: one entry's contact points now, dispatched on the pair's shapes (polygon, disk, wall);
 * `gather_touching`: the contact points within the band of a touching cluster, grown from seed bodies
   through the entries' adjacency (a body's entries in ascending order, the cluster as a stack);
+  `entries_of`: the entries of a set of bodies;
 * `next_contact_times`: each listed entry's next new contact, by the time of impact with rotation;
 * `project_overlaps`: nonlinear Gauss-Seidel on positions and angles, pushing apart what overlaps deeper
   than the band;
@@ -190,6 +191,28 @@ def gather_touching(g, lists, seeds, x, angle, band_fraction, out):
                 stack[top] = other
                 top += 1
     return rows
+
+
+@njit(cache=True, forceinline=False)
+def entries_of(lists, bodies):
+    """(m,) int64: the entries of ``bodies`` (body ids; walls' negative ids are skipped), ascending, each once."""
+    mark = np.zeros(lists.entry_i.shape[0], dtype=np.bool_)
+    count = 0
+    for b in bodies:
+        if b < 0:
+            continue
+        for a in range(lists.adjacent_start[b], lists.adjacent_start[b + 1]):
+            q = lists.adjacent[a]
+            if not mark[q]:
+                mark[q] = True
+                count += 1
+    out = np.empty(count, dtype=np.int64)
+    k = 0
+    for q in range(mark.shape[0]):
+        if mark[q]:
+            out[k] = q
+            k += 1
+    return out
 
 
 @njit(cache=True, forceinline=True)
