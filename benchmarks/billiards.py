@@ -4,8 +4,9 @@ Sixteen regulation balls (pooltool's defaults: 170.097 g, R = 28.575 mm) on a po
 1.9812 m table: fifteen in a triangle rack (gaps of 1e-4 R between neighbours, each ball moved by up to a
 quarter of that, seeded) with its apex on the foot spot, and the cue ball on the head spot, sliding at 8 m/s
 without spin straight at the apex. Cloth: sliding friction 0.2, rolling resistance giving a rolling ball a
-deceleration of 0.01 g; cushions: restitution 0.85, friction 0.2; ball against ball: elastic and smooth.
-Both engines play the break until every ball has stopped rolling, and report their wall time (the best of
+deceleration of 0.01 g, spinning friction 4/9 (pooltool's: a ball spinning about the vertical slows at
+10 g / 9 rad/s^2); cushions: restitution 0.85, friction 0.2; ball against ball: elastic and smooth.
+Both engines play the break until every ball has stopped, and report their wall time (the best of
 ``--repeat`` runs, after one untimed run that compiles), the simulated time it took, their impacts by kind, and
 the time of the first impact (cue ball on the apex ball) against its exact value: the cue ball slides with
 the deceleration ``mu g`` until then, so ``d = v0 t - mu g t^2 / 2`` over the distance d it travels to touch.
@@ -17,10 +18,10 @@ be: the break is chaotic, and a change of 1e-12 m/s in the cue ball's speed move
   friction acts on the contact point's whole slip, vertical included, so a ball rolling into a cushion is
   thrown up a little and lands again (the floor's impacts are listed). pooltool keeps balls on the cloth
   and uses Han's (2005) cushion model with the nose above the centre.
-- pooltool has spinning friction (a ball's spin about the vertical axis decays); carom has none yet, so
-  a ball keeps that spin after it stops rolling. A break ends when every ball has stopped rolling.
 pooltool's ``u_r`` is a rolling deceleration over g; carom's rolling resistance ``mu_r`` is a torque
-``mu_r N R``, whose deceleration is ``mu_r g / (1 + 2/5)``; carom gets ``mu_r = 1.4 u_r``.
+``mu_r N R``, whose deceleration is ``mu_r g / (1 + 2/5)``; carom gets ``mu_r = 1.4 u_r``. pooltool's
+spinning deceleration ``5 u_sp g / (2 R)`` with ``u_sp = (4/9) R`` is carom's ``5 mu_sp g / (2 R)`` with
+``mu_sp = 4/9``.
 
 pooltool-billiards 0.3.3 is the newest release that installs from PyPI here (later ones need a development
 build of panda3d); it is in the ``bench`` extra and skipped when missing.
@@ -39,11 +40,12 @@ import numpy as np
 MASS, RADIUS = 0.170097, 0.028575  # kg, m (pooltool's ball)
 WIDTH, LENGTH = 0.9906, 1.9812  # m, the playing area
 SLIDING, ROLLING = 0.2, 0.01  # the cloth: sliding friction, rolling deceleration / g (pooltool's u_s, u_r)
+SPINNING = 4 / 9  # the cloth's spinning friction (pooltool's u_sp_proportionality)
 CUSHION_E, CUSHION_MU = 0.85, 0.2
 SPEED = 8.0  # m/s, the cue ball's
 G = 9.81
 GAP = 1e-4 * RADIUS  # m, between neighbours in the rack
-STOPPED = 1e-9  # m/s: a ball rolling slower than this has stopped (carom's last residues are ~1e-19)
+STOPPED = 1e-9  # m/s, rad/s: a ball moving or turning slower than this has stopped (carom's residues: ~1e-19)
 LONGEST = 60.0  # s: a break that has not ended by then is reported as such
 
 
@@ -87,7 +89,7 @@ def carom_world():
     velocities = np.zeros((16, 3))
     velocities[0, 1] = SPEED
     w.add_bodies(positions, velocities, masses=MASS, radii=RADIUS, restitution=1.0, static_friction=0.0,
-                 rolling_resistance=ROLLING * (1 + 2 / 5))  # fmt: skip
+                 rolling_resistance=ROLLING * (1 + 2 / 5), spinning_friction=SPINNING)  # fmt: skip
     return w
 
 
@@ -98,7 +100,7 @@ def run_carom(dt: float, repeat: int) -> dict:
         impacts = []
         w.on_impact(impacts.append)
         start = time.perf_counter()
-        while w.time < LONGEST and np.linalg.norm(w.velocities[:, :2], axis=1).max() > STOPPED:
+        while w.time < LONGEST and max(np.abs(w.velocities[:, :2]).max(), np.abs(w.angular_velocities).max()) > STOPPED:
             w.step(dt)
         wall = time.perf_counter() - start
         if attempt:
@@ -114,7 +116,8 @@ def run_pooltool(repeat: int) -> dict:
     from pooltool.objects import BilliardTableSpecs
 
     table = pt.Table.from_table_specs(BilliardTableSpecs(l=LENGTH, w=WIDTH))
-    params = {"m": MASS, "R": RADIUS, "u_s": SLIDING, "u_r": ROLLING, "e_c": CUSHION_E, "f_c": CUSHION_MU, "g": G}
+    params = {"m": MASS, "R": RADIUS, "u_s": SLIDING, "u_r": ROLLING, "u_sp_proportionality": SPINNING,
+              "e_c": CUSHION_E, "f_c": CUSHION_MU, "g": G}  # fmt: skip
 
     def system():
         balls = {}
@@ -134,7 +137,7 @@ def run_pooltool(repeat: int) -> dict:
         if attempt:
             best = min(best, wall)
     kinds = [e.event_type.value for e in shot.events]
-    stops = [e.time for e in shot.events if e.event_type.value in ("rolling_stationary", "rolling_spinning")]
+    stops = [e.time for e in shot.events if e.event_type.value in ("rolling_stationary", "spinning_stationary")]
     first = min(e.time for e in shot.events if e.event_type.value == "ball_ball")
     return _row("pooltool", "events", best, max(stops), kinds.count("ball_ball"), kinds.count("ball_linear_cushion"),
                 0, first)  # fmt: skip

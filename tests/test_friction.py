@@ -282,6 +282,60 @@ def test_rolling_resistance_slows_uniformly_and_stops_without_creeping_back(dim)
     assert np.all(w.velocities[0] == 0.0)
 
 
+# ---------------------------------------------------------------- spinning friction (3D)
+@pytest.mark.parametrize("dt", [1e-3, 0.05, 0.3])
+def test_spinning_friction_stops_a_ball_spinning_in_place_at_the_exact_time(dt):
+    """A ball spinning about the vertical on a floor feels the torque mu_sp N R about the normal: its spin
+    falls at 5 mu_sp g / (2 R) and stops at w0 / that (an event: no spinning back), whatever dt; nothing
+    else moves."""
+    radius, w0, mu_sp = 0.05, 20.0, 0.4
+    w = floor_world(3)
+    w.add_body(position=(0, 0, radius), mass=0.2, radius=radius, static_friction=0.3, spinning_friction=mu_sp,
+               angular_velocity=(0, 0, w0))  # fmt: skip
+    rate = 5 * mu_sp * G / (2 * radius)
+    t_stop = w0 / rate
+    w.run(until=0.37 * t_stop, dt=dt)
+    assert w.angular_velocities[0, 2] == pytest.approx(w0 - rate * w.time, rel=1e-12)
+    w.run(until=t_stop + 1.0, dt=dt)
+    assert np.all(w.angular_velocities[0] == 0.0)
+    assert np.all(w.velocities[0] == 0.0) and np.all(w.positions[0] == (0, 0, radius))
+
+
+def test_spinning_and_rolling_resistance_act_apart():
+    """A ball rolling along x and spinning about the vertical: rolling resistance slows the roll at
+    mu_r g / (1 + k), spinning friction the spin at 5 mu_sp g / (2 R), each as if alone (the torques are
+    tangential and normal), until the spin stops (an event) and after."""
+    radius, v, w0, mu_r, mu_sp = 0.1, 1.0, 5.0, 0.01, 0.05
+    k = k_of(3)
+    w = floor_world(3)
+    w.add_body(position=(0, 0, radius), velocity=(v, 0, 0), angular_velocity=(0, v / radius, w0), mass=1.0,
+               radius=radius, static_friction=0.3, rolling_resistance=mu_r, spinning_friction=mu_sp)  # fmt: skip
+    spin_rate = 5 * mu_sp * G / (2 * radius)
+    for until in (0.5 * w0 / spin_rate, 1.5 * w0 / spin_rate):
+        w.run(until=until, dt=0.02)
+        assert w.velocities[0, 0] == pytest.approx(v - mu_r * G / (1 + k) * w.time, rel=1e-9)
+        assert w.angular_velocities[0, 1] * radius == pytest.approx(w.velocities[0, 0], rel=1e-9)
+        assert w.angular_velocities[0, 2] == pytest.approx(max(w0 - spin_rate * w.time, 0.0), rel=1e-9, abs=0.0)
+        assert w.velocities[0, 1] == 0.0
+
+
+def test_spinning_friction_changes_nothing_in_2d():
+    """In 2D every contact normal lies in the plane and spin is about the axis normal to it: there is no
+    spinning about a normal, so the coefficient changes no bit of a frictional pile's run."""
+    runs = []
+    for mu_sp in (0.0, 0.7):
+        w = floor_world(2, friction_rule="max")
+        w.add_box(lower=(-0.5, 0.0), upper=(0.5, 2.0), static_friction=0.4)
+        x = [(-0.25 + 0.21 * (k % 3) + 0.02 * (k // 3), 0.1 + 0.25 * k) for k in range(8)]
+        w.add_bodies(x, [(0.3 * (-1) ** k, 0.0) for k in range(8)], masses=1.0, radii=0.1, restitution=0.3,
+                     static_friction=0.5, rolling_resistance=0.02, spinning_friction=mu_sp,
+                     angular_velocities=[3.0 * k for k in range(8)])  # fmt: skip
+        w.run(until=1.0, dt=0.01)
+        runs.append((w.positions.copy(), w.velocities.copy(), w.angular_velocities.copy()))
+    for a, b in zip(*runs, strict=True):
+        assert np.array_equal(a, b)
+
+
 # ---------------------------------------------------------------- billiards
 def billiard_pair(spin, gap=0.2):
     radius, mass, v = 0.0286, 0.17, 1.0
@@ -373,6 +427,8 @@ def test_without_friction_spin_changes_no_trajectory():
         ({"static_friction": float("nan")}, "static_friction"),
         ({"static_friction": 0.2, "kinetic_friction": 0.3}, "kinetic_friction"),
         ({"rolling_resistance": -1}, "rolling_resistance"),
+        ({"spinning_friction": -0.5}, "spinning_friction"),
+        ({"spinning_friction": float("inf")}, "spinning_friction"),
         ({"inertia": 0.0}, "inertia"),
         ({"inertia": -2.0}, "inertia"),
         ({"angular_velocity": (1, 2)}, "angular_velocity"),

@@ -182,6 +182,7 @@ radius = 0.1
 static_friction = 0.3
 kinetic_friction = 0.2
 rolling_resistance = 0.01
+spinning_friction = 0.3
 angular_velocity = [0.0, 10.0, 0.0]
 inertia = 0.005
 [[bodies]]
@@ -197,6 +198,7 @@ radius = 0.1
 mass = 2.0
 static_friction = 0.5
 rolling_resistance = 0.02
+spinning_friction = 0.4
 angular_velocity = [1.0, 2.0, 3.0]
 inertia = 0.01
 [[walls]]
@@ -217,6 +219,7 @@ def test_friction_and_spin_reach_the_world():
     assert np.array_equal(b.static_friction[:4], [0.3, 0.0, 0.5, 0.5])
     assert np.array_equal(b.kinetic_friction[:4], [0.2, 0.0, 0.5, 0.5])  # kinetic defaults to static
     assert np.array_equal(b.rolling_resistance[:4], [0.01, 0.0, 0.02, 0.02])
+    assert np.array_equal(b.spinning_friction[:4], [0.3, 0.0, 0.4, 0.4])
     assert np.array_equal(w.angular_velocities, [[0, 10, 0], [0, 0, 0], [1, 2, 3], [1, 2, 3]])
     assert np.allclose(w.inertias, [0.005, 0.4 * 1.0 * 0.1**2, 0.01, 0.01], rtol=1e-12)
     assert np.array_equal(w.orientations, np.tile([1.0, 0, 0, 0], (4, 1)))

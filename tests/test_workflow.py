@@ -100,7 +100,7 @@ def _rich_world() -> carom.World:
                static_friction=0.3, kinetic_friction=0.2, angular_velocity=(0, 1, 0), inertia=0.0123,
                name="a")  # fmt: skip
     w.add_body(position=(0.5, 0.2, 1.0), mass=2.0, radius=0.1, drag_coefficient=0.3, rolling_resistance=0.01,
-               name="b")  # fmt: skip
+               spinning_friction=0.2, name="b")  # fmt: skip
     w.add_body(position=(5, 5, 5), fixed=True, radius=0.5)
     w.add_wall((0, 0, 0), (0.6, 0.8, 0.3), static_friction=0.1)  # (a normal whose length rounds)
     w.add_box((-10, -10, -1), (10, 10, 10), restitution=0.5, static_friction=0.4, kinetic_friction=0.3)

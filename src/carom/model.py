@@ -252,6 +252,7 @@ class Model:
         static_friction: float = 0.0,
         kinetic_friction: float | None = None,
         rolling_resistance: float = 0.0,
+        spinning_friction: float = 0.0,
         angular_velocity=None,
         inertia: float | None = None,
         name: str | None = None,
@@ -262,7 +263,8 @@ class Model:
         velocity and angular velocity, 0 by default: a driven roller may spin); its ``mass``, if given,
         still attracts other bodies under `NBodyGravity`. Friction: ``static_friction`` mu_s >= 0,
         ``kinetic_friction`` mu_k in [0, mu_s] (default mu_s), ``rolling_resistance`` mu_r >= 0 (the normal
-        force acts mu_r R ahead of the contact point). ``angular_velocity`` (rad/s): a 3-vector in 3D, a
+        force acts mu_r R ahead of the contact point), ``spinning_friction`` mu_sp >= 0 (3D: a torque up to
+        mu_sp N R about the contact normal resists spinning there). ``angular_velocity`` (rad/s): a 3-vector in 3D, a
         number in 2D (counter-clockwise positive). ``inertia`` (kg m^2, about the centre): default
         2/5 m R^2 (solid sphere) or 1/2 m R^2 (uniform disk). ``name``: a label, unique in the world
         (`names`; plots label named bodies, trajectory files keep them).
@@ -278,6 +280,7 @@ class Model:
             static_friction=static_friction,
             kinetic_friction=kinetic_friction,
             rolling_resistance=rolling_resistance,
+            spinning_friction=spinning_friction,
             angular_velocities=None if angular_velocity is None else [angular_velocity],
             inertias=None if inertia is None else [inertia],
             names=None if name is None else [name],
@@ -298,6 +301,7 @@ class Model:
         static_friction=0.0,
         kinetic_friction=None,
         rolling_resistance=0.0,
+        spinning_friction=0.0,
         angular_velocities=None,
         inertias=None,
         names=None,
@@ -354,7 +358,9 @@ class Model:
         mu_s = per_body("static_friction", static_friction)
         mu_k = mu_s if kinetic_friction is None else per_body("kinetic_friction", kinetic_friction)
         mu_r = per_body("rolling_resistance", rolling_resistance)
-        for name, arr in (("static_friction", mu_s), ("kinetic_friction", mu_k), ("rolling_resistance", mu_r)):
+        mu_sp = per_body("spinning_friction", spinning_friction)
+        for name, arr in (("static_friction", mu_s), ("kinetic_friction", mu_k), ("rolling_resistance", mu_r),
+                          ("spinning_friction", mu_sp)):  # fmt: skip
             for idx in np.flatnonzero(arr < 0):
                 raise ValueError(f"{field(name, idx)} must be >= 0, got {float(arr[idx])!r}")
         for idx in np.flatnonzero(mu_k > mu_s):
@@ -415,6 +421,7 @@ class Model:
                 static_friction=mu_s[a],
                 kinetic_friction=mu_k[a],
                 rolling_resistance=mu_r[a],
+                spinning_friction=mu_sp[a],
                 fixed=fix[a],
                 shape=shape,
             )
@@ -723,9 +730,10 @@ class Model:
         return keys, np.array([self._pair_friction[k] for k in keys], dtype=np.float64).reshape(len(keys), 2)
 
     def has_friction(self) -> bool:
-        """Whether any contact may carry friction or rolling resistance."""
+        """Whether any contact may carry friction, rolling resistance or spinning friction."""
         b, n = self.bodies, self.bodies.n
         return bool(np.any(b.static_friction[:n]) or np.any(b.rolling_resistance[:n])
+                    or np.any(b.spinning_friction[:n])
                     or np.any(self.walls.static_friction)
                     or any(mu_s for mu_s, _ in self._pair_friction.values()))  # fmt: skip
 

@@ -86,6 +86,7 @@ class BodyTable(_Table):
     static_friction: float | UnsetType = UNSET
     kinetic_friction: float | UnsetType = UNSET
     rolling_resistance: float | UnsetType = UNSET
+    spinning_friction: float | UnsetType = UNSET
     #: rad/s: a number in 2D (counter-clockwise positive), a 3-vector in 3D.
     angular_velocity: float | Vector | UnsetType = UNSET
     inertia: float | UnsetType = UNSET
@@ -145,7 +146,8 @@ class PolygonTable(_Table):
 _POLYGON_FIELDS = tuple(f for f in PolygonTable.__struct_fields__
                         if f not in ("position", "vertices", "shape", "width", "height", "id"))  # fmt: skip
 #: Keys that need the time-stepped `World` (`EventWorld` has smooth bodies that do not turn).
-_SPIN_FIELDS = ("static_friction", "kinetic_friction", "rolling_resistance", "angular_velocity", "inertia")
+_SPIN_FIELDS = ("static_friction", "kinetic_friction", "rolling_resistance", "spinning_friction", "angular_velocity",
+                "inertia")
 _WALL_FRICTION = ("static_friction", "kinetic_friction")
 
 
@@ -157,12 +159,14 @@ class _Group(_Table):
     static_friction: float | UnsetType = UNSET
     kinetic_friction: float | UnsetType = UNSET
     rolling_resistance: float | UnsetType = UNSET
+    spinning_friction: float | UnsetType = UNSET
     angular_velocity: float | Vector | UnsetType = UNSET
     inertia: float | UnsetType = UNSET
 
     def shared(self, dim: int, k: int) -> dict:
         """`add_bodies` arguments for the fields given, the same for each of the ``k`` bodies."""
-        out = self.given("restitution", "drag_coefficient", "static_friction", "kinetic_friction", "rolling_resistance")
+        out = self.given("restitution", "drag_coefficient", "static_friction", "kinetic_friction", "rolling_resistance",
+                         "spinning_friction")
         if self.inertia is not UNSET:
             out["inertias"] = self.inertia
         if self.angular_velocity is not UNSET:
@@ -860,8 +864,9 @@ def _body_table(world, i: int) -> dict:
     """Body i's ``[[bodies]]`` table: every field that differs (in its bits) from the default."""
     b = world.bodies
     table = {"position": b.position[i].tolist(), "radius": float(b.radius[i]), **_shared_fields(world, i)}
-    if not _same_bits(b.rolling_resistance[i], 0.0):
-        table["rolling_resistance"] = float(b.rolling_resistance[i])
+    for name in ("rolling_resistance", "spinning_friction"):
+        if not _same_bits(getattr(b, name)[i], 0.0):
+            table[name] = float(getattr(b, name)[i])
     spin = b.angular_velocity[i]
     if world.dim == 3 and not _same_bits(spin, 0.0):
         table["angular_velocity"] = spin.tolist()

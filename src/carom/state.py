@@ -37,6 +37,7 @@ class BodyState:
         "static_friction": np.float64,  # mu_s >= 0
         "kinetic_friction": np.float64,  # mu_k in [0, mu_s]
         "rolling_resistance": np.float64,  # mu_r >= 0: the normal force acts mu_r R ahead of the contact
+        "spinning_friction": np.float64,  # mu_sp >= 0: a torque up to mu_sp N R about the normal (3D)
         "fixed": np.bool_,
         "active": np.bool_,
         "shape": np.int8,
@@ -84,7 +85,7 @@ class BodyState:
         return {name: getattr(self, name)[: self.n].copy() for name in self.names()}
 
     #: Fields a state saved before they existed may lack (they are then 0: smooth bodies).
-    _OPTIONAL = ("static_friction", "kinetic_friction", "rolling_resistance")
+    _OPTIONAL = ("static_friction", "kinetic_friction", "rolling_resistance", "spinning_friction")
 
     def restore(self, arrays: dict[str, np.ndarray]) -> None:
         n = len(arrays["mass"])

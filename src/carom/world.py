@@ -513,7 +513,8 @@ class World(Model):
             b, n = self.bodies, self.bodies.n
             enabled = self.has_friction() or bool(np.any(b.angular_velocity[:n]))
             friction = Friction(enabled, b.static_friction[:n], b.kinetic_friction[:n], b.rolling_resistance[:n],
-                                self.walls.static_friction, self.walls.kinetic_friction, RULE_CODES[self.friction_rule],
+                                b.spinning_friction[:n], self.walls.static_friction, self.walls.kinetic_friction,
+                                RULE_CODES[self.friction_rule],
                                 *self.pair_friction_arrays())  # fmt: skip
             self._friction = (friction, np.zeros_like(b.angular_velocity[:n]))
         return self._friction

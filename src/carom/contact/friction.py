@@ -1,23 +1,25 @@
-"""Coulomb friction and rolling resistance at contacts between spheres (disks) and walls.
+"""Coulomb friction, rolling resistance and spinning friction at contacts between spheres (disks) and walls.
 
 Conventions (`carom.contact.law`): contact c joins body ``i = ci[c]`` and body ``j = cj[c]`` (``j < 0``:
 wall ``-1 - j``, at rest, not spinning), unit normal n from i towards j. The contact point sits at
 ``r_i = R_i n`` from i's centre and ``r_j = -R_j n`` from j's. Its **slip** is the tangential part of the
 relative velocity of the two material points there, ``s = (v_i + w_i x r_i) - (v_j + w_j x r_j)`` minus
 its normal part; its **rolling** rate is the tangential part of ``w_i - w_j`` (all of it in 2D, where an
-angular velocity is a number, counter-clockwise positive).
+angular velocity is a number, counter-clockwise positive); its **spinning** rate (3D) the normal part,
+``n . (w_i - w_j)``.
 
 A tangential impulse (or force) ``T`` acts on j at the contact point and ``-T`` on i; a rolling torque
 ``tau`` acts on j and ``-tau`` on i. For balls the normal and tangential directions decouple: ``T``
 changes the slip by ``-k_t T`` with the scalar ``k_t = 1/m_i + 1/m_j + R_i^2/I_i + R_j^2/I_j``, and
-leaves every normal speed of that contact unchanged; ``tau`` changes the rolling rate by ``-k_r tau``,
-``k_r = 1/I_i + 1/I_j``.
+leaves every normal speed of that contact unchanged; ``tau`` changes the rolling rate (its tangential part)
+and the spinning rate (its normal part) by ``-k_r tau``, ``k_r = 1/I_i + 1/I_j``.
 
 The same kernels serve two levels, as `carom.contact.solver` does: impulses on velocities (an impact:
 the Coulomb impulse model, ``|T| <= mu_k P_n``, tangential restitution 0) and forces on accelerations
 (lasting contact: static friction up to ``mu_s N``, kinetic ``mu_k N`` against the slip, and a rolling
 torque up to ``mu_r N R_eff`` against the rolling, ``R_eff = R_i R_j / (R_i + R_j)``, R_i against a
-wall). Vectors use three slots whatever the dimension: 2D tangents use the first two, 2D rotations the
+wall, and in 3D a torque about the normal up to ``mu_sp N R_eff`` against the spinning). Vectors use
+three slots whatever the dimension: 2D tangents use the first two, 2D rotations the
 first one.
 """
 
@@ -32,7 +34,7 @@ from numba import njit
 from ..materials import combine, pair_key
 
 # Columns of a contact's coefficients (`FrictionWork.coef`).
-MU_S, MU_K, MU_R, R_EFF = range(4)
+MU_S, MU_K, MU_R, R_EFF, MU_SP = range(5)
 
 
 class Friction(NamedTuple):
@@ -44,6 +46,7 @@ class Friction(NamedTuple):
     static: np.ndarray  # (n,) mu_s per body
     kinetic: np.ndarray  # (n,) mu_k
     rolling: np.ndarray  # (n,) mu_r
+    spinning: np.ndarray  # (n,) mu_sp
     wall_static: np.ndarray  # (k,)
     wall_kinetic: np.ndarray  # (k,)
     rule: int  # `carom.materials.RULE_CODES`
@@ -55,12 +58,13 @@ class FrictionWork(NamedTuple):
     """Per-contact friction arrays of one solve, and what the contacts held in a drift add to each body.
     ``pair_a``, ``pair_alpha``, ``wall_a`` and ``wall_alpha`` must be all zero between drifts."""
 
-    coef: np.ndarray  # (cap, 4) mu_s, mu_k, mu_r, R_eff (m)
+    coef: np.ndarray  # (cap, 5) mu_s, mu_k, mu_r, R_eff (m), mu_sp
     force: np.ndarray  # (cap, 3) tangential impulse (N s) or force (N) on body j
-    torque: np.ndarray  # (cap, 3) rolling torque (N m) on body j
+    torque: np.ndarray  # (cap, 3) rolling and spinning torque (N m) on body j
     slide: np.ndarray  # (cap, 3) unit slip direction of a sliding contact (kinetic friction), else 0
     roll: np.ndarray  # (cap, 3) unit rolling direction of a rolling contact (kinetic resistance), else 0
-    bias: np.ndarray  # (cap, 6) a sticking contact's slip (3) and rolling (3) rates to take out, per s
+    spin: np.ndarray  # (cap,) sign of a spinning contact's spinning rate (kinetic spinning friction), else 0
+    bias: np.ndarray  # (cap, 7) a sticking contact's slip (3), rolling (3) and spinning (1) rates to take out, per s
     pair_a: np.ndarray  # (entries, 3) m/s^2: acceleration the contact of a candidate entry adds to its row's body
     pair_alpha: np.ndarray  # (entries, 3) rad/s^2: angular acceleration, the same
     wall_a: np.ndarray  # (n, k, 3) by body and wall
@@ -71,26 +75,30 @@ class FrictionWork(NamedTuple):
 
 def new_friction_work(cap: int, n: int, n_wall: int, n_entry: int) -> FrictionWork:
     z = np.zeros
-    return FrictionWork(coef=z((cap, 4)), force=z((cap, 3)), torque=z((cap, 3)), slide=z((cap, 3)),
-                        roll=z((cap, 3)), bias=z((cap, 6)), pair_a=z((n_entry, 3)), pair_alpha=z((n_entry, 3)),
+    return FrictionWork(coef=z((cap, 5)), force=z((cap, 3)), torque=z((cap, 3)), slide=z((cap, 3)),
+                        roll=z((cap, 3)), spin=z(cap), bias=z((cap, 7)), pair_a=z((n_entry, 3)),
+                        pair_alpha=z((n_entry, 3)),
                         wall_a=z((n, n_wall, 3)), wall_alpha=z((n, n_wall, 3)), regime=np.full(n, np.inf),
                         tw=z(n))  # fmt: skip
 
 
 @njit(cache=True, forceinline=True)
 def contact_coefficients(c, ci, cj, radius, fr, coef):
-    """Write contact c's combined (mu_s, mu_k, mu_r, R_eff) into ``coef[c]``: a pair override if one is set,
-    else the friction rule over the two sides (a wall's mu_r is the body's own)."""
+    """Write contact c's combined (mu_s, mu_k, mu_r, R_eff, mu_sp) into ``coef[c]``: a pair override (of mu_s,
+    mu_k) if one is set, else the friction rule over the two sides (a wall's mu_r and mu_sp are the body's
+    own)."""
     i, j = ci[c], cj[c]
     if j >= 0:
         mu_s = combine(fr.static[i], fr.static[j], fr.rule)
         mu_k = combine(fr.kinetic[i], fr.kinetic[j], fr.rule)
         mu_r = combine(fr.rolling[i], fr.rolling[j], fr.rule)
+        mu_sp = combine(fr.spinning[i], fr.spinning[j], fr.rule)
         r_eff = radius[i] * radius[j] / (radius[i] + radius[j])
     else:
         mu_s = combine(fr.static[i], fr.wall_static[-1 - j], fr.rule)
         mu_k = combine(fr.kinetic[i], fr.wall_kinetic[-1 - j], fr.rule)
         mu_r = fr.rolling[i]
+        mu_sp = fr.spinning[i]
         r_eff = radius[i]
     if len(fr.keys):
         key = pair_key(i, j)
@@ -102,6 +110,7 @@ def contact_coefficients(c, ci, cj, radius, fr, coef):
     coef[c, MU_K] = mu_k
     coef[c, MU_R] = mu_r
     coef[c, R_EFF] = r_eff
+    coef[c, MU_SP] = mu_sp
 
 
 @njit(cache=True, forceinline=True)
@@ -146,6 +155,19 @@ def rolling(c, ci, cj, cn, w):
     r2 = w[i, 2] - (w[j, 2] if j >= 0 else 0.0)
     rn = r0 * cn[c, 0] + r1 * cn[c, 1] + r2 * cn[c, 2]
     return r0 - rn * cn[c, 0], r1 - rn * cn[c, 1], r2 - rn * cn[c, 2]
+
+
+@njit(cache=True, forceinline=True)
+def spinning(c, ci, cj, cn, w):
+    """The spinning rate of contact c (rad/s or rad/s^2): the normal part of ``w_i - w_j``, ``n . (w_i - w_j)``
+    (0 in 2D, where spin is about the axis normal to the plane and every contact normal lies in it)."""
+    if w.shape[1] == 1:
+        return 0.0
+    i, j = ci[c], cj[c]
+    rn = 0.0
+    for d in range(3):
+        rn += (w[i, d] - (w[j, d] if j >= 0 else 0.0)) * cn[c, d]
+    return rn
 
 
 @njit(cache=True, forceinline=True)
@@ -204,8 +226,10 @@ def solve_friction(sel, ci, cj, cn, radius, inv_mass, inv_inertia, v, w, normal,
     Coulomb impulse model: what stops the slip, or the cone's edge). Forces: a sliding contact
     (``fw.slide``) carries ``mu_k N`` along its slip; any other keeps its slip from accelerating with
     ``|T| <= mu_s N``; the rolling torque is ``mu_r N R_eff`` against a rolling contact's rolling
-    (``fw.roll``), else what keeps it from starting, up to that. Each row is solved exactly in turn (a
-    contact's block is diagonal for balls); returns the largest change of a rate in the first sweep (0:
+    (``fw.roll``), else what keeps it from starting, up to that; the spinning torque (3D, about the normal)
+    is ``mu_sp N R_eff`` against a spinning contact's spinning (``fw.spin``), else what keeps it from
+    starting, up to that. Each row is solved exactly in turn (a contact's block is diagonal for balls);
+    returns the largest change of a rate in the first sweep (0:
     nothing changed)."""
     first = -1.0
     for _sweep in range(iterations):
@@ -213,7 +237,8 @@ def solve_friction(sel, ci, cj, cn, radius, inv_mass, inv_inertia, v, w, normal,
         for c in sel:
             mu = fw.coef[c, MU_S] if forces else fw.coef[c, MU_K]
             mu_r = fw.coef[c, MU_R] if forces else 0.0
-            if mu == 0.0 and fw.coef[c, MU_K] == 0.0 and mu_r == 0.0:
+            mu_sp = fw.coef[c, MU_SP] if forces and w.shape[1] == 3 else 0.0
+            if mu == 0.0 and fw.coef[c, MU_K] == 0.0 and mu_r == 0.0 and mu_sp == 0.0:
                 continue
             i, j = ci[c], cj[c]
             n_force = normal[c]
@@ -233,7 +258,12 @@ def solve_friction(sel, ci, cj, cn, radius, inv_mass, inv_inertia, v, w, normal,
                 s0, s1, s2 = s0 + fw.bias[c, 0], s1 + fw.bias[c, 1], s2 + fw.bias[c, 2]
                 t0, t1, t2 = _clamp(o0 + s0 / k_t, o1 + s1 / k_t, o2 + s2 / k_t, mu * n_force)
             d0, d1, d2 = t0 - o0, t1 - o1, t2 - o2
+            # the torque: its tangential part resists rolling, its normal part (3D) spinning
             p0, p1, p2 = fw.torque[c, 0], fw.torque[c, 1], fw.torque[c, 2]
+            pn = 0.0
+            if mu_sp != 0.0:
+                pn = p0 * cn[c, 0] + p1 * cn[c, 1] + p2 * cn[c, 2]
+                p0, p1, p2 = p0 - pn * cn[c, 0], p1 - pn * cn[c, 1], p2 - pn * cn[c, 2]
             e0 = e1 = e2 = 0.0
             if mu_r != 0.0 and k_r != 0.0:
                 limit = mu_r * n_force * fw.coef[c, R_EFF]
@@ -244,11 +274,19 @@ def solve_friction(sel, ci, cj, cn, radius, inv_mass, inv_inertia, v, w, normal,
                     q0, q1, q2 = q0 + fw.bias[c, 3], q1 + fw.bias[c, 4], q2 + fw.bias[c, 5]
                     r0, r1, r2 = _clamp(p0 + q0 / k_r, p1 + q1 / k_r, p2 + q2 / k_r, limit)
                 e0, e1, e2 = r0 - p0, r1 - p1, r2 - p2
+            if mu_sp != 0.0 and k_r != 0.0:
+                limit = mu_sp * n_force * fw.coef[c, R_EFF]
+                if fw.spin[c] != 0.0:
+                    rn = limit * fw.spin[c]
+                else:
+                    rn = min(max(pn + (spinning(c, ci, cj, cn, w) + fw.bias[c, 6]) / k_r, -limit), limit)
+                e0, e1, e2 = e0 + (rn - pn) * cn[c, 0], e1 + (rn - pn) * cn[c, 1], e2 + (rn - pn) * cn[c, 2]
             if d0 == 0.0 and d1 == 0.0 and d2 == 0.0 and e0 == 0.0 and e1 == 0.0 and e2 == 0.0:
                 continue
             apply_friction(c, (d0, d1, d2), (e0, e1, e2), ci, cj, cn, radius, v, w, inv_mass, inv_inertia)
             fw.force[c, 0], fw.force[c, 1], fw.force[c, 2] = t0, t1, t2
-            fw.torque[c, 0], fw.torque[c, 1], fw.torque[c, 2] = p0 + e0, p1 + e1, p2 + e2
+            fw.torque[c, 0], fw.torque[c, 1], fw.torque[c, 2] = (fw.torque[c, 0] + e0, fw.torque[c, 1] + e1,
+                                                                 fw.torque[c, 2] + e2)  # fmt: skip
             worst = max(worst, math.sqrt(d0 * d0 + d1 * d1 + d2 * d2) * k_t,
                         math.sqrt(e0 * e0 + e1 * e1 + e2 * e2) * k_r * radius[i])  # fmt: skip
         if first < 0.0:
@@ -270,9 +308,10 @@ def _unit_or_zero(x0, x1, x2, floor):
 def friction_modes(sel, ci, cj, cn, radius, v, w, fw, slip_tol, h):
     """Start a force solve for the h seconds left: each contact of ``sel`` slides (kinetic friction along its
     slip, ``fw.slide``) if its slip is faster than ``slip_tol`` (m/s), and rolls (kinetic rolling
-    resistance) if its rolling rate times R_eff is. A slower slip (rolling) sticks: static friction takes it
-    out over h (``fw.bias``), as far as the static cone allows. Forces start from 0. (Without friction, or
-    rolling resistance, neither.)"""
+    resistance) if its rolling rate times R_eff is, and spins (kinetic spinning friction) if its spinning rate
+    times R_eff is. A slower slip (rolling, spinning) sticks: static friction takes it out over h
+    (``fw.bias``), as far as the static cone allows. Forces start from 0. (Without friction, rolling
+    resistance or spinning friction, none of these.)"""
     for c in sel:
         s0, s1, s2 = slip(c, ci, cj, cn, radius, v, w)
         if fw.coef[c, MU_K] == 0.0:
@@ -284,9 +323,12 @@ def friction_modes(sel, ci, cj, cn, radius, v, w, fw, slip_tol, h):
             q0 = q1 = q2 = 0.0
         fw.roll[c, 0], fw.roll[c, 1], fw.roll[c, 2] = _unit_or_zero(q0, q1, q2, slip_tol / fw.coef[c, R_EFF])
         rests = fw.roll[c, 0] == 0.0 and fw.roll[c, 1] == 0.0 and fw.roll[c, 2] == 0.0
-        for d in range(3):  # (a sticking contact's slip, a resting one's rolling, taken out over h)
+        sigma = spinning(c, ci, cj, cn, w) if fw.coef[c, MU_SP] != 0.0 else 0.0
+        fw.spin[c] = math.copysign(1.0, sigma) if abs(sigma) * fw.coef[c, R_EFF] > slip_tol else 0.0
+        for d in range(3):  # (a sticking contact's slip, a resting one's rolling and spinning, taken out over h)
             fw.bias[c, d] = (s0, s1, s2)[d] / h if sticks and h > 0.0 else 0.0
             fw.bias[c, 3 + d] = (q0, q1, q2)[d] / h if rests and h > 0.0 else 0.0
+        fw.bias[c, 6] = sigma / h if fw.spin[c] == 0.0 and h > 0.0 else 0.0
         for d in range(3):
             fw.force[c, d] = 0.0
             fw.torque[c, d] = 0.0
@@ -296,7 +338,7 @@ def friction_modes(sel, ci, cj, cn, radius, v, w, fw, slip_tol, h):
 def breakaways(sel, ci, cj, cn, radius, a, alpha, normal, fw, tol):
     """After a force solve: the sticking contacts whose friction reached the static cone's edge while
     their slip still accelerates (faster than ``tol``, m/s^2) start sliding, kinetic friction along that
-    acceleration; the same for rolling. Returns how many changed (then solve again)."""
+    acceleration; the same for rolling and spinning. Returns how many changed (then solve again)."""
     changed = 0
     for c in sel:
         n_force = normal[c]
@@ -319,6 +361,14 @@ def breakaways(sel, ci, cj, cn, radius, a, alpha, normal, fw, tol):
                 if u0 != 0.0 or u1 != 0.0 or u2 != 0.0:
                     fw.roll[c, 0], fw.roll[c, 1], fw.roll[c, 2] = u0, u1, u2
                     changed += 1
+        mu_sp = fw.coef[c, MU_SP]
+        if fw.spin[c] == 0.0 and mu_sp > 0.0 and alpha.shape[1] == 3:
+            tn = fw.torque[c, 0] * cn[c, 0] + fw.torque[c, 1] * cn[c, 1] + fw.torque[c, 2] * cn[c, 2]
+            if abs(tn) >= mu_sp * n_force * r_eff * (1.0 - 1e-9):
+                rate = spinning(c, ci, cj, cn, alpha) + fw.bias[c, 6]
+                if abs(rate) * r_eff > tol:
+                    fw.spin[c] = math.copysign(1.0, rate)
+                    changed += 1
     return changed
 
 
@@ -334,8 +384,9 @@ def _zero_time(x0, x1, x2, r0, r1, r2):
 
 @njit(cache=True, forceinline=False)
 def regime_time(c, ci, cj, cn, radius, v, w, a, alpha, fw, slip_tol):
-    """How long (s) until contact c changes regime under its present forces: a sliding contact's slip, or a
-    rolling one's rolling rate, reaching 0 (both are linear in time while the forces are constant; the
+    """How long (s) until contact c changes regime under its present forces: a sliding contact's slip, a
+    rolling one's rolling rate, or a spinning one's spinning rate, reaching 0 (each is linear in time while
+    the forces are constant; the
     time of their nearest approach to 0 where they are not collinear). inf if never, or if it slips (rolls)
     no faster than ``slip_tol`` (m/s) now: it has just started to (`breakaways`), and would stick at once."""
     t = math.inf
@@ -350,4 +401,8 @@ def regime_time(c, ci, cj, cn, radius, v, w, a, alpha, fw, slip_tol):
         if q0 * q0 + q1 * q1 + q2 * q2 > reach * reach:
             r0, r1, r2 = rolling(c, ci, cj, cn, alpha)
             t = min(t, _zero_time(q0, q1, q2, r0, r1, r2))
+    if fw.spin[c] != 0.0:
+        sigma = spinning(c, ci, cj, cn, w)
+        if abs(sigma) * fw.coef[c, R_EFF] > slip_tol:
+            t = min(t, _zero_time(sigma, 0.0, 0.0, spinning(c, ci, cj, cn, alpha), 0.0, 0.0))
     return t

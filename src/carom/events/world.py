@@ -120,10 +120,11 @@ class EventWorld(Model):
 
     # ----------------------------------------------------------------- scene
     def add_bodies(self, positions, *args, static_friction=0.0, kinetic_friction=None, rolling_resistance=0.0,
-                   **kwargs) -> np.ndarray:  # fmt: skip
+                   spinning_friction=0.0, **kwargs) -> np.ndarray:  # fmt: skip
         """As `Model.add_bodies`, for smooth spheres only: friction needs the time-stepped `World`."""
         for name, value in (("static_friction", static_friction), ("kinetic_friction", kinetic_friction),
-                            ("rolling_resistance", rolling_resistance)):  # fmt: skip
+                            ("rolling_resistance", rolling_resistance),
+                            ("spinning_friction", spinning_friction)):  # fmt: skip
             if value is not None and np.any(np.asarray(value, dtype=float) != 0.0):
                 raise ValueError(f"EventWorld moves smooth spheres: {name} must be 0, got {value!r}; use World")
         return super().add_bodies(positions, *args, **kwargs)

@@ -71,7 +71,7 @@ def impact_friction(sel, ci, cj, cn, cw, t, bodies, fr, fw, iterations, tol):
         for d in range(3):
             fw.force[c, d] = 0.0
             fw.torque[c, d] = 0.0
-        for d in range(6):
+        for d in range(fw.bias.shape[1]):
             fw.bias[c, d] = 0.0
     for _rnd in range(COUPLING_ROUNDS):
         if solve_friction(sel, ci, cj, cn, bodies.radius, bodies.inv_mass, bodies.inv_inertia, bodies.v, bodies.w,
