@@ -473,7 +473,7 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
                            rest_tol_a)  # fmt: skip
             held = True
             if fr.enabled:
-                force_friction(sel[:ns], ci, cj, cn, cw, t_now, h_left, bodies, fr, fw, w.scratch, w.per_body,
+                force_friction(sel[:ns], ci, cj, cn, cw, t_now, h_left, bodies, fr, fw, w.per_body,
                                lcp_iterations, rest_tol_a, speed_tol)  # fmt: skip
         if fr.enabled:  # the next changes of regime of the bodies whose every contact was gathered
             for q in range(n_cluster):
@@ -653,7 +653,7 @@ def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_si
         contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, w.scratch, w.per_body, h, lcp_iterations,
                        rest_tol_a, True)  # fmt: skip
         if fr.enabled:
-            force_friction(sel[:ns], ci, cj, cn, cw, t0, h, bodies, fr, fw, w.scratch, w.per_body, lcp_iterations,
+            force_friction(sel[:ns], ci, cj, cn, cw, t0, h, bodies, fr, fw, w.per_body, lcp_iterations,
                            rest_tol_a, speed_tol)  # fmt: skip
             note_regimes(sel[:ns], ci, cj, cn, t0, bodies, fw, speed_tol)
         held = ns > 0

@@ -26,28 +26,35 @@ import numpy as np
 from numba import njit
 
 from ..contact.friction import (
+    MU_K,
+    MU_R,
+    MU_S,
+    MU_SP,
     body_change,
     breakaways,
     contact_coefficients,
     friction_modes,
     regime_time,
+    rolling,
+    slip,
     solve_friction,
+    spinning,
 )
+from ..contact.law import apply_impulse, approach_speed
 from ..contact.layout import IMPULSE, TARGET
 from ..contact.solver import solve_contacts
 from ..kinematics import spin_to
 from .predict import NO_PARTNER
-from .resting import contact_forces
 
 #: Event partner of a change of friction regime (`carom.step.predict` partners are bodies or -1 - wall).
 REGIME = NO_PARTNER - 1
 
-#: Rounds of "friction, then the normal forces again" allowed before a solve stops where it is, and the
-#: Gauss-Seidel sweeps of each friction solve. A lone contact needs one round and one sweep (its rows
-#: decouple); in a pile the alternation converges slowly, and forces a little off equilibrium are
-#: corrected at the next event or step (a pile is not held to force_tolerance in its friction).
-COUPLING_ROUNDS = 1
+#: Gauss-Seidel sweeps of a friction solve given the normal forces (a lone contact needs one: its rows
+#: decouple), and of the joint solve of a cluster's normal and friction rows (`_joint_sweeps`).
 FRICTION_SWEEPS = 100
+JOINT_SWEEPS = 1000
+#: Rounds of "friction, then the normal impulses again" at an impact (a lone contact needs one).
+IMPACT_ROUNDS = 1
 #: Times sticking contacts pushed past the static cone are turned to sliding and all solved again.
 BREAKAWAY_ROUNDS = 2
 
@@ -73,7 +80,7 @@ def impact_friction(sel, ci, cj, cn, cw, t, bodies, fr, fw, iterations, tol):
             fw.torque[c, d] = 0.0
         for d in range(fw.bias.shape[1]):
             fw.bias[c, d] = 0.0
-    for _rnd in range(COUPLING_ROUNDS):
+    for _rnd in range(IMPACT_ROUNDS):
         if solve_friction(sel, ci, cj, cn, bodies.radius, bodies.inv_mass, bodies.inv_inertia, bodies.v, bodies.w,
                           cw[:, IMPULSE], fw, False, min(iterations, FRICTION_SWEEPS), tol) <= tol:  # fmt: skip
             break
@@ -83,27 +90,93 @@ def impact_friction(sel, ci, cj, cn, cw, t, bodies, fr, fw, iterations, tol):
 
 
 @njit(cache=True, forceinline=False)
-def force_friction(sel, ci, cj, cn, cw, t, h, bodies, fr, fw, scratch, per_body, iterations, tol_a, slip_tol):
-    """The friction forces and rolling torques of the resting contacts ``sel`` (their normal forces solved
-    already by `contact_forces` for the h seconds left, in ``cw[:, IMPULSE]``, added to the accelerations):
-    kinetic where a contact slides or rolls, static otherwise, then the normal forces again (warm) until
-    neither changes; sticking contacts driven past the static cone then slide, and all is solved again.
-    Contacts slipping (rolling) slower than ``slip_tol`` (m/s) stick (`friction_modes`)."""
+def force_friction(sel, ci, cj, cn, cw, t, h, bodies, fr, fw, per_body, iterations, tol_a, slip_tol):
+    """The friction forces and torques of the resting contacts ``sel`` (their normal forces solved already by
+    `contact_forces` for the h seconds left, in ``cw[:, IMPULSE]``, added to the accelerations).
+
+    A contact whose bodies touch nothing else in ``sel`` (a ball on a floor) is kinetic where it slides,
+    rolls or spins, static otherwise (`friction_modes`; slower than ``slip_tol``, m/s, it sticks), so that
+    its changes of regime are exact events. Contacts in a cluster are held over the h seconds instead
+    (`_hold_clusters`), and their normal and friction rows solved together (`_joint_sweeps`). Sticking
+    contacts driven past the static cone then slide, and all is solved again."""
     spin_contacts(sel, ci, cj, t, bodies, fw.tw)
     for c in sel:
         contact_coefficients(c, ci, cj, bodies.radius, fr, fw.coef)
     friction_modes(sel, ci, cj, cn, bodies.radius, bodies.v, bodies.w, fw, slip_tol, h)
+    clustered = _hold_clusters(sel, ci, cj, cn, bodies, fw, per_body, h)
     sweeps = min(iterations, FRICTION_SWEEPS)
     for _attempt in range(BREAKAWAY_ROUNDS):
-        for rnd in range(COUPLING_ROUNDS):
-            if rnd and contact_forces(sel, ci, cj, cn, cw, bodies.x, bodies.v, bodies.a, bodies.inv_mass, scratch,
-                                      per_body, h, 10 * sweeps, tol_a, True) <= 1:  # fmt: skip
-                break
-            if solve_friction(sel, ci, cj, cn, bodies.radius, bodies.inv_mass, bodies.inv_inertia, bodies.a,
-                              bodies.alpha, cw[:, IMPULSE], fw, True, sweeps, tol_a) <= tol_a:  # fmt: skip
-                break
+        solve_friction(sel, ci, cj, cn, bodies.radius, bodies.inv_mass, bodies.inv_inertia, bodies.a, bodies.alpha,
+                       cw[:, IMPULSE], fw, True, sweeps, tol_a)  # fmt: skip
+        if clustered:
+            _joint_sweeps(sel, ci, cj, cn, cw, bodies, fw, min(iterations, JOINT_SWEEPS), tol_a)
         if breakaways(sel, ci, cj, cn, bodies.radius, bodies.a, bodies.alpha, cw[:, IMPULSE], fw, tol_a) == 0:
             break
+
+
+@njit(cache=True, forceinline=False)
+def _hold_clusters(sel, ci, cj, cn, bodies, fw, per_body, h):
+    """Hold the contacts of ``sel`` that share a body with another contact of ``sel`` at the level of
+    velocities: no kinetic row along the present slip (rolling, spinning); static rows that take all of it
+    out over the h seconds left (``fw.bias``), as far as the cone allows, and that cone the kinetic one
+    where the contact slides now. (On accelerations, kinetic friction along the slip can push a wedged
+    contact ever harder, a problem without a solution: Painleve's paradox. A dense pile then gained up to
+    42 J in a step.) ``per_body`` is a (bodies,) array that must be all zero (it is left so). Returns
+    whether any contact is held so."""
+    for c in sel:
+        per_body[ci[c]] += 1.0
+        if cj[c] >= 0:
+            per_body[cj[c]] += 1.0
+    clustered = False
+    for c in sel:
+        if per_body[ci[c]] == 1.0 and (cj[c] < 0 or per_body[cj[c]] == 1.0):
+            continue
+        clustered = True
+        if fw.slide[c, 0] != 0.0 or fw.slide[c, 1] != 0.0 or fw.slide[c, 2] != 0.0:
+            fw.coef[c, MU_S] = fw.coef[c, MU_K]
+        s = slip(c, ci, cj, cn, bodies.radius, bodies.v, bodies.w) if fw.coef[c, MU_K] != 0.0 else (0.0, 0.0, 0.0)
+        q = rolling(c, ci, cj, cn, bodies.w) if fw.coef[c, MU_R] != 0.0 else (0.0, 0.0, 0.0)
+        for d in range(3):
+            fw.slide[c, d] = 0.0
+            fw.roll[c, d] = 0.0
+            fw.bias[c, d] = s[d] / h if h > 0.0 else 0.0
+            fw.bias[c, 3 + d] = q[d] / h if h > 0.0 else 0.0
+        fw.bias[c, 6] = spinning(c, ci, cj, cn, bodies.w) / h if h > 0.0 and fw.coef[c, MU_SP] != 0.0 else 0.0
+        fw.spin[c] = 0.0
+    for c in sel:
+        per_body[ci[c]] = 0.0
+        if cj[c] >= 0:
+            per_body[cj[c]] = 0.0
+    return clustered
+
+
+@njit(cache=True, forceinline=False)
+def _joint_sweeps(sel, ci, cj, cn, cw, bodies, fw, iterations, tol):
+    """The normal and friction rows of the contacts ``sel`` solved together, by projected Gauss-Seidel on
+    accelerations: each contact's normal force (to its target, ``cw[:, TARGET]``), then its friction rows
+    given that force (`solve_friction` on the one contact), contact after contact, sweep after sweep,
+    until no rate changes by more than ``tol`` (m/s^2). Returns the sweeps used."""
+    a, inv_mass = bodies.a, bodies.inv_mass
+    for sweep in range(iterations):
+        worst = 0.0
+        for s in range(len(sel)):
+            c = sel[s]
+            i, j = ci[c], cj[c]
+            k = inv_mass[i] + (inv_mass[j] if j >= 0 else 0.0)
+            if k == 0.0:
+                continue
+            force = max(0.0, cw[c, IMPULSE] + (approach_speed(c, ci, cj, cn, a) + cw[c, TARGET]) / k)
+            change = force - cw[c, IMPULSE]
+            if change != 0.0:
+                cw[c, IMPULSE] = force
+                apply_impulse(c, change, ci, cj, cn, a, inv_mass)
+                worst = max(worst, abs(change) * k)
+            worst = max(worst, solve_friction(sel[s : s + 1], ci, cj, cn, bodies.radius, inv_mass,
+                                              bodies.inv_inertia, a, bodies.alpha, cw[:, IMPULSE], fw, True, 1,
+                                              tol))  # fmt: skip
+        if worst <= tol:
+            return sweep + 1
+    return iterations
 
 
 @njit(cache=True, forceinline=True)
