@@ -187,6 +187,32 @@ def contact_rates(ci, cj, point, normal, x, v, w, out):
 
 
 @njit(cache=True, forceinline=True)
+def approach_floor(rates):
+    """The approach speed (m/s) below which contacts with these ``rates`` (k, 2) do not approach: round-off,
+    `APPROACH_ROUNDOFF` of the largest rate."""
+    scale = 0.0
+    for c in range(rates.shape[0]):
+        scale = max(scale, abs(rates[c, 0]), abs(rates[c, 1]))
+    return APPROACH_ROUNDOFF * scale
+
+
+@njit(cache=True, forceinline=True)
+def round_selection(rates, floor, inelastic, sel):
+    """A round's contacts into ``sel``: those approaching faster than ``floor`` (m/s), or, ``inelastic`` (past
+    the rounds allowed), all of them while any does. Returns how many (0: none approaches)."""
+    m = 0
+    for c in range(rates.shape[0]):
+        if rates[c, 0] > floor:
+            sel[m] = c
+            m += 1
+    if m and inelastic:
+        m = rates.shape[0]
+        for c in range(m):
+            sel[c] = c
+    return m
+
+
+@njit(cache=True, forceinline=True)
 def _row(c, d, body, ci, cj, point, normal, x):
     """Contact c's row d (0 normal, 1 tangent) on ``body``: (sign, direction x, direction y, arm x direction);
     sign 0 if the body is not in the contact."""
@@ -539,26 +565,15 @@ def resolve_rounds(ci, cj, point, normal, restitution, friction, x, v, w, inv_ma
     k = len(ci)
     rates = np.empty((k, 2))
     contact_rates(ci, cj, point, normal, x, v, w, rates)
-    scale = 0.0
-    for c in range(k):
-        scale = max(scale, abs(rates[c, 0]), abs(rates[c, 1]))
-    floor = APPROACH_ROUNDOFF * scale
+    floor = approach_floor(rates)
     sel = np.empty(k, np.int64)
     for rnd in range(2 * max_rounds):
         if rnd:
             contact_rates(ci, cj, point, normal, x, v, w, rates)
-        ns = 0
-        for c in range(k):
-            if rates[c, 0] > floor:
-                sel[ns] = c
-                ns += 1
+        inelastic = rnd >= max_rounds
+        ns = round_selection(rates, floor, inelastic, sel)
         if ns == 0:
             return rnd
-        inelastic = rnd >= max_rounds
-        if inelastic:
-            ns = k
-            for c in range(k):
-                sel[c] = c
         solve_rigid_round(sel[:ns], ci, cj, point, normal, restitution, friction, x, v, w, inv_mass, inv_inertia,
                           rates, impulse, max_modes, inelastic)  # fmt: skip
     contact_rates(ci, cj, point, normal, x, v, w, rates)

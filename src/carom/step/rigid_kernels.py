@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from ..config import ROUNDOFF
-from ..contact.rigid import APPROACH_ROUNDOFF, ENERGY_ROUNDOFF, contact_rates, hold_impulses
+from ..contact.rigid import ENERGY_ROUNDOFF, approach_floor, contact_rates, hold_impulses, round_selection
 from ..materials import combine
 from ..narrowphase.polygons import polygon_disk_manifold, polygon_wall_manifold, polygons_manifold
 from ..narrowphase.rotation import pair_contact_time, wall_contact_time
@@ -386,10 +386,7 @@ def rounds_by_sweeps(c, g, x, v, w, e, mu, slow, impulse, max_rounds, hold_sweep
     k, n = c.ci.shape[0], v.shape[0]
     rates = np.empty((k, 2))
     contact_rates(c.ci, c.cj, c.point, c.normal, x, v, w, rates)
-    floor = 0.0
-    for q in range(k):
-        floor = max(floor, abs(rates[q, 0]), abs(rates[q, 1]))
-    floor *= APPROACH_ROUNDOFF
+    floor = approach_floor(rates)
     member = np.zeros(n, dtype=np.bool_)
     bodies = np.empty(2 * k, dtype=np.int64)
     sel = np.empty(k, dtype=np.int64)
@@ -398,18 +395,10 @@ def rounds_by_sweeps(c, g, x, v, w, e, mu, slow, impulse, max_rounds, hold_sweep
     for rnd in range(2 * max_rounds):
         if rnd:
             contact_rates(c.ci, c.cj, c.point, c.normal, x, v, w, rates)
-        m = 0
-        for q in range(k):
-            if rates[q, 0] > floor:
-                sel[m] = q
-                m += 1
+        inelastic = rnd >= max_rounds
+        m = round_selection(rates, floor, inelastic, sel)
         if m == 0:
             return rnd
-        inelastic = rnd >= max_rounds
-        if inelastic:
-            m = k
-            for q in range(k):
-                sel[q] = q
         ci, cj, point, normal = c.ci[sel[:m]], c.cj[sel[:m]], c.point[sel[:m]], c.normal[sel[:m]]
         count = 0
         for s in range(m):
