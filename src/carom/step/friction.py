@@ -45,6 +45,7 @@ from ..contact.layout import IMPULSE, TARGET
 from ..contact.solver import solve_contacts
 from ..kinematics import spin_to
 from .predict import NO_PARTNER
+from .resting import MOTION_FRACTION
 
 #: Event partner of a change of friction regime (`carom.step.predict` partners are bodies or -1 - wall).
 REGIME = NO_PARTNER - 1
@@ -109,7 +110,8 @@ def force_friction(sel, ci, cj, cn, cw, t, h, bodies, fr, fw, per_body, iteratio
         solve_friction(sel, ci, cj, cn, bodies.radius, bodies.inv_mass, bodies.inv_inertia, bodies.a, bodies.alpha,
                        cw[:, IMPULSE], fw, True, sweeps, tol_a)  # fmt: skip
         if clustered:
-            _joint_sweeps(sel, ci, cj, cn, cw, bodies, fw, min(iterations, JOINT_SWEEPS), tol_a)
+            _joint_sweeps(sel, ci, cj, cn, cw, bodies, fw, min(iterations, JOINT_SWEEPS),
+                          max(tol_a, MOTION_FRACTION * _fastest(sel, ci, cj, cn, bodies) / h) if h > 0.0 else tol_a)
         if breakaways(sel, ci, cj, cn, bodies.radius, bodies.a, bodies.alpha, cw[:, IMPULSE], fw, tol_a) == 0:
             break
 
@@ -148,6 +150,19 @@ def _hold_clusters(sel, ci, cj, cn, bodies, fw, per_body, h):
         if cj[c] >= 0:
             per_body[cj[c]] = 0.0
     return clustered
+
+
+@njit(cache=True, forceinline=False)
+def _fastest(sel, ci, cj, cn, bodies):
+    """The fastest normal speed or slip (m/s) among the contacts ``sel``: the joint solve need not be more
+    exact than ``MOTION_FRACTION`` of it per second left (`carom.step.resting.MOTION_FRACTION`), and as the
+    contacts come to rest its tolerance tightens to the force tolerance."""
+    fastest = 0.0
+    for c in sel:
+        s = slip(c, ci, cj, cn, bodies.radius, bodies.v, bodies.w)
+        speed = math.sqrt(s[0] ** 2 + s[1] ** 2 + s[2] ** 2)
+        fastest = max(fastest, abs(approach_speed(c, ci, cj, cn, bodies.v)), speed)
+    return fastest
 
 
 @njit(cache=True, forceinline=False)
