@@ -97,14 +97,17 @@ def force_friction(sel, ci, cj, cn, cw, t, h, bodies, fr, fw, per_body, iteratio
 
     A contact whose bodies touch nothing else in ``sel`` (a ball on a floor) is kinetic where it slides,
     rolls or spins, static otherwise (`friction_modes`; slower than ``slip_tol``, m/s, it sticks), so that
-    its changes of regime are exact events. Contacts in a cluster are held over the h seconds instead
-    (`_hold_clusters`), and their normal and friction rows solved together (`_joint_sweeps`). Sticking
-    contacts driven past the static cone then slide, and all is solved again."""
+    its changes of regime are exact events. In 2D, contacts in a cluster are held over the h seconds
+    instead (`_hold_clusters`), and their normal and friction rows solved together (`_joint_sweeps`); in 3D
+    they are solved as a lone contact is, friction after the normal forces (a known limitation: dense 3D
+    frictional piles do not settle). Sticking contacts driven past the static cone then slide, and all is
+    solved again."""
     spin_contacts(sel, ci, cj, t, bodies, fw.tw)
     for c in sel:
         contact_coefficients(c, ci, cj, bodies.radius, fr, fw.coef)
     friction_modes(sel, ci, cj, cn, bodies.radius, bodies.v, bodies.w, fw, slip_tol, h)
-    clustered = _hold_clusters(sel, ci, cj, cn, bodies, fw, per_body, h)
+    # (2D only: in 3D the same joint solve diverged, a 125-sphere pile gaining 1.7e5 J in a step)
+    clustered = _hold_clusters(sel, ci, cj, cn, bodies, fw, per_body, h) if bodies.x.shape[1] == 2 else False
     sweeps = min(iterations, FRICTION_SWEEPS)
     for _attempt in range(BREAKAWAY_ROUNDS):
         solve_friction(sel, ci, cj, cn, bodies.radius, bodies.inv_mass, bodies.inv_inertia, bodies.a, bodies.alpha,
