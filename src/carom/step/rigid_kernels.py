@@ -392,6 +392,10 @@ def rounds_by_sweeps(c, g, x, v, w, e, mu, slow, impulse, max_rounds, hold_sweep
     sel = np.empty(k, dtype=np.int64)
     kept_v = np.empty((2 * k, 2))
     kept_w = np.empty(2 * k)
+    # a round's contacts, gathered into the first m rows (allocated once, not every round)
+    ci, cj = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64)
+    point, normal = np.empty((k, 2)), np.empty((k, 2))
+    friction, bias, lam = np.empty(k), np.empty((k, 2)), np.empty((k, 2))
     for rnd in range(2 * max_rounds):
         if rnd:
             contact_rates(c.ci, c.cj, c.point, c.normal, x, v, w, rates)
@@ -399,7 +403,12 @@ def rounds_by_sweeps(c, g, x, v, w, e, mu, slow, impulse, max_rounds, hold_sweep
         m = round_selection(rates, floor, inelastic, sel)
         if m == 0:
             return rnd
-        ci, cj, point, normal = c.ci[sel[:m]], c.cj[sel[:m]], c.point[sel[:m]], c.normal[sel[:m]]
+        for s in range(m):
+            q = sel[s]
+            ci[s], cj[s], friction[s] = c.ci[q], c.cj[q], mu[q]
+            point[s, 0], point[s, 1], normal[s, 0], normal[s, 1] = c.point[q, 0], c.point[q, 1], c.normal[q, 0], \
+                c.normal[q, 1]
+            bias[s, 0], bias[s, 1] = 0.0, 0.0
         count = 0
         for s in range(m):
             for b in (ci[s], cj[s]):
@@ -411,7 +420,6 @@ def rounds_by_sweeps(c, g, x, v, w, e, mu, slow, impulse, max_rounds, hold_sweep
         for q in range(count):
             member[bodies[q]] = False
         before = kinetic_energy(bodies, count, g.inv_mass, g.inv_inertia, v, w)
-        bias = np.zeros((m, 2))
         biased = False
         if not inelastic:
             for s in range(m):
@@ -419,21 +427,20 @@ def rounds_by_sweeps(c, g, x, v, w, e, mu, slow, impulse, max_rounds, hold_sweep
                 if rates[q, 0] > slow[q]:
                     bias[s, 0] = e[q] * rates[q, 0]
                     biased = biased or bias[s, 0] != 0.0
-        lam = np.zeros((m, 2))
         for attempt in range(2):
-            lam[:] = 0.0
-            hold_impulses(ci, cj, point, normal, mu[sel[:m]], bias, x, v, w, g.inv_mass, g.inv_inertia, lam,
-                          hold_sweeps, floor)  # fmt: skip
+            lam[:m] = 0.0
+            hold_impulses(ci[:m], cj[:m], point[:m], normal[:m], friction[:m], bias[:m], x, v, w, g.inv_mass,
+                          g.inv_inertia, lam[:m], hold_sweeps, floor)  # fmt: skip
             # (the sweeps stop when no rate changes by more than ``floor``: the work that leaves undone is at
             # most that rate times the impulses, the round-off of this solve's energy)
-            allowed = before * ENERGY_ROUNDOFF + 2.0 * floor * np.abs(lam).sum()
+            allowed = before * ENERGY_ROUNDOFF + 2.0 * floor * np.abs(lam[:m]).sum()
             if attempt or not biased or kinetic_energy(bodies, count, g.inv_mass, g.inv_inertia, v, w) <= (
                     before + allowed):  # fmt: skip
                 break
             for q in range(count):
                 b = bodies[q]
                 v[b, 0], v[b, 1], w[b] = kept_v[q, 0], kept_v[q, 1], kept_w[q]
-            bias[:] = 0.0
+            bias[:m] = 0.0
         for s in range(m):
             impulse[sel[s], 0] += lam[s, 0]
             impulse[sel[s], 1] += lam[s, 1]
