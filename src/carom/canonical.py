@@ -34,9 +34,11 @@ def gas(n: int, phi: float, dim: int = 3, seed: int = 0, e: float = 1.0, radius:
 
 
 def pile(n: int, dim: int = 2, seed: int = 0, e: float = 0.5, radius: float = 0.5, g: float = 9.81,
-         friction: float = 0.0, rolling_resistance: float = 0.0, **kwargs):  # fmt: skip
+         friction: float = 0.0, rolling_resistance: float = 0.0, spinning_friction: float = 0.0,
+         **kwargs):  # fmt: skip
     """n disks (spheres) dropped from a loose lattice into a box under gravity, to settle into a heap; bodies
-    and walls with Coulomb coefficient ``friction`` (static = kinetic), bodies with ``rolling_resistance``."""
+    and walls with Coulomb coefficient ``friction`` (static = kinetic), bodies with ``rolling_resistance``
+    and ``spinning_friction``."""
     rng = np.random.default_rng(seed)
     columns = max(1, round(math.sqrt(n) if dim == 2 else n ** (1 / 3)))
     spacing = 2.2 * radius
@@ -54,7 +56,8 @@ def pile(n: int, dim: int = 2, seed: int = 0, e: float = 0.5, radius: float = 0.
     w = World(dim=dim, gravity=gravity, **kwargs)
     w.add_box(lower=[0.0] * dim, upper=[width] * (dim - 1) + [height], restitution=e, static_friction=friction)
     w.add_bodies(positions, rng.normal(scale=0.1, size=(n, dim)), masses=1.0, radii=radius, restitution=e,
-                 static_friction=friction, rolling_resistance=rolling_resistance)  # fmt: skip
+                 static_friction=friction, rolling_resistance=rolling_resistance,
+                 spinning_friction=spinning_friction)  # fmt: skip
     return w
 
 

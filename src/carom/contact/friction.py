@@ -65,6 +65,7 @@ class FrictionWork(NamedTuple):
     roll: np.ndarray  # (cap, 3) unit rolling direction of a rolling contact (kinetic resistance), else 0
     spin: np.ndarray  # (cap,) sign of a spinning contact's spinning rate (kinetic spinning friction), else 0
     bias: np.ndarray  # (cap, 7) a sticking contact's slip (3), rolling (3) and spinning (1) rates to take out, per s
+    held: np.ndarray  # (cap,) True where a contact is held with its cluster in this solve (it never breaks away)
     pair_a: np.ndarray  # (entries, 3) m/s^2: acceleration the contact of a candidate entry adds to its row's body
     pair_alpha: np.ndarray  # (entries, 3) rad/s^2: angular acceleration, the same
     wall_a: np.ndarray  # (n, k, 3) by body and wall
@@ -76,7 +77,7 @@ class FrictionWork(NamedTuple):
 def new_friction_work(cap: int, n: int, n_wall: int, n_entry: int) -> FrictionWork:
     z = np.zeros
     return FrictionWork(coef=z((cap, 5)), force=z((cap, 3)), torque=z((cap, 3)), slide=z((cap, 3)),
-                        roll=z((cap, 3)), spin=z(cap), bias=z((cap, 7)), pair_a=z((n_entry, 3)),
+                        roll=z((cap, 3)), spin=z(cap), bias=z((cap, 7)), held=z(cap, np.bool_), pair_a=z((n_entry, 3)),
                         pair_alpha=z((n_entry, 3)),
                         wall_a=z((n, n_wall, 3)), wall_alpha=z((n, n_wall, 3)), regime=np.full(n, np.inf),
                         tw=z(n))  # fmt: skip
@@ -338,9 +339,12 @@ def friction_modes(sel, ci, cj, cn, radius, v, w, fw, slip_tol, h):
 def breakaways(sel, ci, cj, cn, radius, a, alpha, normal, fw, tol):
     """After a force solve: the sticking contacts whose friction reached the static cone's edge while
     their slip still accelerates (faster than ``tol``, m/s^2) start sliding, kinetic friction along that
-    acceleration; the same for rolling and spinning. Returns how many changed (then solve again)."""
+    acceleration; the same for rolling and spinning. A contact held with its cluster (``fw.held``) does not:
+    its static rows at the cone's edge are its sliding. Returns how many changed (then solve again)."""
     changed = 0
     for c in sel:
+        if fw.held[c]:
+            continue
         n_force = normal[c]
         mu_s, mu_r, r_eff = fw.coef[c, MU_S], fw.coef[c, MU_R], fw.coef[c, R_EFF]
         if fw.slide[c, 0] == 0.0 and fw.slide[c, 1] == 0.0 and fw.slide[c, 2] == 0.0 and mu_s > 0.0:

@@ -97,17 +97,15 @@ def force_friction(sel, ci, cj, cn, cw, t, h, bodies, fr, fw, per_body, iteratio
 
     A contact whose bodies touch nothing else in ``sel`` (a ball on a floor) is kinetic where it slides,
     rolls or spins, static otherwise (`friction_modes`; slower than ``slip_tol``, m/s, it sticks), so that
-    its changes of regime are exact events. In 2D, contacts in a cluster are held over the h seconds
-    instead (`_hold_clusters`), and their normal and friction rows solved together (`_joint_sweeps`); in 3D
-    they are solved as a lone contact is, friction after the normal forces (a known limitation: dense 3D
-    frictional piles do not settle). Sticking contacts driven past the static cone then slide, and all is
-    solved again."""
+    its changes of regime are exact events. Contacts in a cluster are held over the h seconds instead
+    (`_hold_clusters`), and their normal and friction rows solved together (`_joint_sweeps`). Lone sticking
+    contacts driven past the static cone then slide (`breakaways`; a held contact at its cone's edge slides
+    already), and all is solved again."""
     spin_contacts(sel, ci, cj, t, bodies, fw.tw)
     for c in sel:
         contact_coefficients(c, ci, cj, bodies.radius, fr, fw.coef)
     friction_modes(sel, ci, cj, cn, bodies.radius, bodies.v, bodies.w, fw, slip_tol, h)
-    # (2D only: in 3D the same joint solve diverged, a 125-sphere pile gaining 1.7e5 J in a step)
-    clustered = _hold_clusters(sel, ci, cj, cn, bodies, fw, per_body, h) if bodies.x.shape[1] == 2 else False
+    clustered = _hold_clusters(sel, ci, cj, cn, bodies, fw, per_body, h)
     sweeps = min(iterations, FRICTION_SWEEPS)
     for _attempt in range(BREAKAWAY_ROUNDS):
         solve_friction(sel, ci, cj, cn, bodies.radius, bodies.inv_mass, bodies.inv_inertia, bodies.a, bodies.alpha,
@@ -134,7 +132,8 @@ def _hold_clusters(sel, ci, cj, cn, bodies, fw, per_body, h):
             per_body[cj[c]] += 1.0
     clustered = False
     for c in sel:
-        if per_body[ci[c]] == 1.0 and (cj[c] < 0 or per_body[cj[c]] == 1.0):
+        fw.held[c] = per_body[ci[c]] > 1.0 or (cj[c] >= 0 and per_body[cj[c]] > 1.0)
+        if not fw.held[c]:
             continue
         clustered = True
         if fw.slide[c, 0] != 0.0 or fw.slide[c, 1] != 0.0 or fw.slide[c, 2] != 0.0:
