@@ -2,7 +2,9 @@
 
 A pyramid of unit boxes (1 kg, 1 m; ``rows`` in the bottom row, one fewer in each row above, stacked
 touching) stands on a floor under g = 9.81, friction 0.6, restitution 0, stepped at 60 Hz for ``--steps``
-steps (600: 10 s). pymunk gets the same boxes, its default 10 iterations and no sleeping. Each engine reports
+steps (600: 10 s). pymunk gets the same boxes, its default 10 iterations and no sleeping; carom runs twice,
+with sleeping off (as the peers) and with its default sleeping (the pyramid falls asleep after 0.5 s
+still, and its steps then cost almost nothing). Each engine reports
 its wall time per step (the mean over the run, the first step included: carom's held forces start cold
 there), body-steps per second, the top box's drift from where it started, and the deepest overlap (carom:
 between boxes and with the floor, from the contact manifolds, measured every ``--every`` steps and at the
@@ -18,6 +20,7 @@ A hopper of boxes and disks (carom only) follows.
 from __future__ import annotations
 
 import argparse
+import math
 import time
 
 import numpy as np
@@ -31,12 +34,13 @@ def _boxes(rows: int) -> np.ndarray:
     return np.array([(c - (rows - r - 1) / 2, 0.5 + r) for r in range(rows) for c in range(rows - r)])
 
 
-def _carom(rows: int, steps: int, every: int) -> dict:
+def _carom(rows: int, steps: int, every: int, sleep: bool = False) -> dict:
     import carom
+    from carom.config import Config
     from carom.narrowphase.polygons import polygon_contact, polygon_wall_contact
     from carom.shapes import rectangle_vertices
 
-    w = carom.World(dim=2, gravity=(0, -G))
+    w = carom.World(dim=2, gravity=(0, -G), config=Config() if sleep else Config(sleep_time=math.inf))
     w.add_wall((0, 0), (0, 1), restitution=0.0, static_friction=FRICTION)
     for x, y in _boxes(rows):
         w.add_rectangle(1.0, 1.0, (x, y), mass=1.0, restitution=0.0, static_friction=FRICTION)
@@ -124,16 +128,17 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=30, help="carom's overlaps are measured every this many steps")
     parser.add_argument("--hopper", type=float, default=10.0, help="seconds of the hopper (0: skip it)")
     args = parser.parse_args()
-    print(f"{'engine':>8} {'rows':>5} {'boxes':>6} {'ms/step':>9} {'body-steps/s':>13} {'top drift m':>12} "
+    print(f"{'engine':>15} {'rows':>5} {'boxes':>6} {'ms/step':>9} {'body-steps/s':>13} {'top drift m':>12} "
           f"{'overlap m':>10}")  # fmt: skip
     for rows in args.rows:
         boxes = rows * (rows + 1) // 2
-        for name, run in (("carom", _carom), ("pymunk", _pymunk)):
+        runs = (("carom", _carom), ("carom, sleeping", lambda *a: _carom(*a, sleep=True)), ("pymunk", _pymunk))
+        for name, run in runs:
             out = run(rows, args.steps, args.every)
             if out is None:
-                print(f"{name:>8} {rows:>5} {boxes:>6}   (not installed)")
+                print(f"{name:>15} {rows:>5} {boxes:>6}   (not installed)")
                 continue
-            print(f"{name:>8} {rows:>5} {boxes:>6} {out['ms']:9.3f} {out['rate']:13.3g} {out['drift']:12.3g} "
+            print(f"{name:>15} {rows:>5} {boxes:>6} {out['ms']:9.3f} {out['rate']:13.3g} {out['drift']:12.3g} "
                   f"{out['overlap']:10.3g}")  # fmt: skip
     if args.hopper > 0:
         out = _hopper(args.hopper)

@@ -22,6 +22,15 @@ def lattice_gas(n: int, phi: float, dim: int = 3, seed: int = 0, e: float = 1.0,
     return gas(n, phi, dim=dim, seed=seed, e=e, radius=radius)
 
 
+def assert_same_run(world, resumed, until: float, dt: float) -> None:
+    """Run both worlds to ``until`` at ``dt``: they must end bit-identical (positions, velocities, impacts)."""
+    for w in (world, resumed):
+        w.run(until=until, dt=dt)
+    np.testing.assert_array_equal(resumed.positions, world.positions)
+    np.testing.assert_array_equal(resumed.velocities, world.velocities)
+    assert resumed.collision_count == world.collision_count
+
+
 def min_gap(world) -> float:
     """Smallest surface gap between any two active bodies (negative: overlap), O(n^2)."""
     x = world.positions[world.active]

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import min_gap
+from conftest import assert_same_run, min_gap
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -184,11 +184,7 @@ def test_resume_inside_a_sleeping_pile_is_exact():
     resumed, _, _ = _drop_on_pile(True)
     resumed.set_state(w.get_state())
     np.testing.assert_array_equal(resumed.sleeping, w.sleeping)
-    for world in (w, resumed):
-        world.run(until=7.0, dt=DT)
-    np.testing.assert_array_equal(resumed.positions, w.positions)
-    np.testing.assert_array_equal(resumed.velocities, w.velocities)
-    assert resumed.collision_count == w.collision_count
+    assert_same_run(w, resumed, 7.0, DT)
 
 
 @settings(max_examples=40, deadline=None)

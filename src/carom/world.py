@@ -77,6 +77,14 @@ def check_dt(dt, start: float, until: float) -> float:
     return dt
 
 
+def _rows_in(rows: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """(len(rows),) bool: whether each row of ``rows`` is also a row of ``others`` (the same bits)."""
+    if len(others) == 0:
+        return np.zeros(len(rows), dtype=bool)
+    seen = {row.tobytes() for row in others}
+    return np.array([row.tobytes() in seen for row in rows], dtype=bool)
+
+
 class World(Model):
     """A time-stepped world of spheres (dim=3) or disks (dim=2) with exact impacts, forces and walls.
 
@@ -227,33 +235,78 @@ class World(Model):
                 self._still_counted = False
             return
         self._still_counted = True
-        cfg, b, n = self.config, self.bodies, self.bodies.n
+        b, n = self.bodies, self.bodies.n
         movable = self._movable()
         members = awake & movable
-        speed = np.linalg.norm(b.velocity[:n], axis=1)  # (and the rim's speed from spin)
-        speed = np.maximum(speed, np.linalg.norm(b.angular_velocity[:n], axis=1) * b.radius[:n])
-        self._still_time = np.where(members & (speed <= cfg.sleep_speed), self._still_time + dt, 0.0)
-        ready = self._still_time >= cfg.sleep_time
-        if not np.any(ready & members):
+        ready = self._still_for_long(members, dt)
+        if ready is None:
             return
         # islands over the sleeping bodies too: a group that comes to rest against a sleeping island joins it
         # (asleep apart, waking one would leave the other in its way)
         count, labels = sleep.islands(lists.start, lists.nbrs, b.position[:n], b.radius[:n],
                                       members | self._asleep, self._rest_reach)  # fmt: skip
         held = sleep.supported(n, movable, *self._pair_force, self._wall_force)
-        fall = sleep.falling_asleep(labels, count, ready | self._asleep, held)
-        if not np.any(fall & ~self._asleep):
+        if not self._fall_asleep(sleep.falling_asleep(labels, count, ready | self._asleep, held), labels, count):
             return
-        b.velocity[:n][fall] = 0.0
-        b.angular_velocity[:n][fall] = 0.0
-        self._asleep |= fall
-        self._sleepers = int(np.count_nonzero(self._asleep))
-        self._island[fall] = labels[fall] + self._islands_made
-        self._islands_made += count
         keys, values = self._pair_force
         mine = self._asleep[keys // n] | self._asleep[keys % n]
         self._sleep_pairs = (keys[mine], values[mine])
         self._sleep_walls = self._wall_force.copy()
+
+    def _still_for_long(self, members: np.ndarray, dt: float) -> np.ndarray | None:
+        """After a step: count how long each of ``members`` has been still (its speed, and its rim's from spin,
+        at most ``sleep_speed``). Returns the mask of those still for ``sleep_time``, or None if none is."""
+        cfg, b, n = self.config, self.bodies, self.bodies.n
+        speed = np.linalg.norm(b.velocity[:n], axis=1)  # (and the rim's speed from spin)
+        speed = np.maximum(speed, np.linalg.norm(b.angular_velocity[:n], axis=1) * b.radius[:n])
+        self._still_time = np.where(members & (speed <= cfg.sleep_speed), self._still_time + dt, 0.0)
+        ready = self._still_time >= cfg.sleep_time
+        return ready if np.any(ready & members) else None
+
+    def _fall_asleep(self, fall: np.ndarray, labels: np.ndarray, count: int) -> bool:
+        """Put the bodies ``fall`` to sleep (velocity and spin 0), by island (``labels`` of ``count``
+        islands). Returns whether any was awake."""
+        if not np.any(fall & ~self._asleep):
+            return False
+        n = self.bodies.n
+        self.bodies.velocity[:n][fall] = 0.0
+        self.bodies.angular_velocity[:n][fall] = 0.0
+        self._asleep |= fall
+        self._sleepers = int(np.count_nonzero(self._asleep))
+        self._island[fall] = labels[fall] + self._islands_made
+        self._islands_made += count
+        return True
+
+    def _settle_planar(self, dt: float) -> None:
+        """After a step of a world with polygons: how long each awake body has been still, and the islands that
+        fall asleep. Islands are joined by the contacts that pushed in their last hold (the held solve's
+        memory, of pairs whose bounding circles still touch), and supported by such a contact with a wall or a
+        fixed body."""
+        if not self._sleep_allowed():
+            if self._sleepers:
+                self.wake()
+            return
+        b, n = self.bodies, self.bodies.n
+        asleep, _ = self._sleep_state()
+        movable = self._movable()
+        ready = self._still_for_long(b.active[:n] & movable & ~asleep, dt)
+        if ready is None:
+            return
+        rows = rigid.held_rows(self._held_forces)
+        i, j = rows[:, 0].astype(np.int64), rows[:, 1].astype(np.int64)
+        x, size = b.position[:n], b.radius[:n]
+        on_wall = j < 0
+        other = np.maximum(j, 0)
+        gap = np.linalg.norm(x[other] - x[i], axis=1) - size[i] - size[other]
+        k, b_wall = -1 - j[on_wall], i[on_wall]
+        gap[on_wall] = np.einsum("kd,kd->k", x[b_wall] - self.walls.point[k], self.walls.normal[k]) - size[b_wall]
+        pushes = (rows[:, 4] > 0.0) & (gap <= rigid.STILL_MARGIN * size[i])  # (bounding circles: conservative)
+        joined = pushes & ~on_wall & movable[i] & movable[other]
+        count, labels = sleep.components(b.active[:n] & movable, i[joined], j[joined])
+        held = np.zeros(n, dtype=bool)
+        held[i[pushes & (on_wall | ~movable[other])]] = True
+        held[other[pushes & ~on_wall & ~movable[i]]] = True
+        self._fall_asleep(sleep.falling_asleep(labels, count, ready | asleep, held), labels, count)
 
     # ----------------------------------------------------------------- stepping
     def step(self, dt: float) -> None:
@@ -305,6 +358,7 @@ class World(Model):
         if self.has_polygons:  # (rigid polygons: their own drift and projection, `carom.step.rigid`)
             self._planar_step(a_smooth, dt)
             self._kick(a_smooth, dt)
+            self._settle_planar(dt)
             return
         awake = self.bodies.active[: self.bodies.n]  # read only, unless some body sleeps:
         if self._sleepers:
@@ -323,17 +377,59 @@ class World(Model):
 
     def _planar_step(self, a_smooth: np.ndarray, dt: float) -> None:
         """Steps 2 and 3 for a 2D world that holds polygons (`carom.step.rigid`): impacts of turning bodies
-        at their instants, resting contact held by impulses, the projection."""
-        b, n, cfg, walls = self.bodies, self.bodies.n, self.config, self.walls
+        at their instants, resting contact held by impulses, the projection.
+
+        Sleeping bodies take part as fixed ones, at rest. Before the step, every island that an awake body
+        may reach in it (bounding circles swept at its present rates) is woken; if a body still touched a
+        sleeping one in the step (an impact flung it further), the step is undone, that island woken, and
+        the step done again: a sleeping island never takes a push, so the step is the one it would be with
+        the island awake and at rest."""
+        b, n = self.bodies, self.bodies.n
         if self.impact_mode == "merge":
             raise ValueError("impact_mode='merge' is for spheres and disks: a world with polygons must bounce")
+        if self._sleepers:
+            reach = rigid.reach(b.velocity[:n], a_smooth, b.radius[:n], dt)
+            asleep = self._asleep
+            self._wake_planar(sleep.reached(b.position[:n], b.radius[:n], reach, b.active[:n] & ~asleep, asleep,
+                                            self._overlap_slop * float(b.radius[:n].max())))  # fmt: skip
+        while True:
+            start = (b.position[:n].copy(), b.velocity[:n].copy(), self._held_forces) if self._sleepers else None
+            report, motion, log = self._planar_try(a_smooth, dt)
+            if start is None:
+                break
+            hit = self._touched_sleepers(report, log, start[2])
+            if not np.any(hit):
+                break
+            b.position[:n], b.velocity[:n] = start[0], start[1]
+            self._wake_planar(hit)
+        b.orientation[:n, 0] = motion.angle
+        b.angular_velocity[:n, 0] = motion.w
+        self._rested = report.held | self._asleep
+        self._held_forces = report.memory
+        self.collision_count += report.impacts
+        self.event_count += report.events
+        if log and self._impact_callbacks:
+            rows = {key: np.array([row[key] for row in log]) for key in log[0]}
+            rows["time"] = rows["time"] + self.time
+            self._emit_impacts(rows, len(log))
+
+    def _planar_try(self, a_smooth: np.ndarray, dt: float):
+        """One try of `_planar_step` (sleeping bodies fixed): positions and velocities written in place.
+        Returns the step's report, its motion (angles and spins at the end) and its impacts (a list, or None
+        when not needed)."""
+        b, n, cfg, walls = self.bodies, self.bodies.n, self.config, self.walls
+        asleep = self._asleep if self._sleepers else np.zeros(n, dtype=bool)
+        inv_mass, inv_inertia = b.inv_mass[:n], b.inv_inertia[:n]
+        if self._sleepers:
+            inv_mass, inv_inertia = np.where(asleep, 0.0, inv_mass), np.where(asleep, 0.0, inv_inertia)
+            a_smooth = np.where(asleep[:, None], 0.0, a_smooth)
         planar = rigid.Planar(
-            b.shape[:n], self.polygon_table(), b.inv_mass[:n], b.inv_inertia[:n], b.radius[:n], b.restitution[:n],
+            b.shape[:n], self.polygon_table(), inv_mass, inv_inertia, b.radius[:n], b.restitution[:n],
             b.static_friction[:n], b.kinetic_friction[:n], b.active[:n], walls.point, walls.normal, walls.restitution,
             walls.static_friction, walls.kinetic_friction, RULE_CODES[self.restitution_rule],
             dict(self._pair_restitution), RULE_CODES[self.friction_rule], dict(self._pair_friction),
         )  # fmt: skip
-        movable = self._movable()
+        movable = self._movable() & ~asleep
         speed = np.linalg.norm(b.velocity[:n], axis=1) + np.abs(b.angular_velocity[:n, 0]) * b.radius[:n]
         speed += np.linalg.norm(a_smooth, axis=1) * dt
         v_scale = float(np.max(speed, where=movable, initial=0.0))
@@ -348,18 +444,31 @@ class World(Model):
         motion = rigid.Motion(b.position[:n], b.velocity[:n], b.orientation[:n, 0].copy(),
                               b.angular_velocity[:n, 0].copy(), a_smooth, np.empty_like(a_smooth), np.zeros(n),
                               np.zeros(n), self._rested)  # fmt: skip
-        log = [] if self._impact_callbacks else None
-        report = rigid.step(planar, tol, motion, dt, log, self._held_forces)
-        b.orientation[:n, 0] = motion.angle
-        b.angular_velocity[:n, 0] = motion.w
-        self._rested = report.held
-        self._held_forces = report.memory
-        self.collision_count += report.impacts
-        self.event_count += report.events
-        if log:
-            rows = {key: np.array([row[key] for row in log]) for key in log[0]}
-            rows["time"] = rows["time"] + self.time
-            self._emit_impacts(rows, len(log))
+        log = [] if self._impact_callbacks or self._sleepers else None
+        return rigid.step(planar, tol, motion, dt, log, self._held_forces), motion, log
+
+    def _touched_sleepers(self, report, log: list | None, memory: rigid.HeldForces) -> np.ndarray:
+        """Mask of the sleeping bodies that a step touched: an impact on one, or a held contact with one that
+        is new or changed (a sleeping island's own contacts are never held again while it sleeps)."""
+        asleep = self._asleep
+        hit = np.zeros(len(asleep), dtype=bool)
+        for row in log or ():
+            for k in (row["i"], row["j"]):
+                hit[k] |= k >= 0 and asleep[k]
+        before, after = rigid.held_rows(memory), rigid.held_rows(report.memory)
+        if before.shape == after.shape and np.array_equal(before, after):
+            return hit
+        fresh = after[~_rows_in(after, before)]
+        i, j = fresh[:, 0].astype(np.int64), fresh[:, 1].astype(np.int64)
+        hit[i[asleep[i]]] = True
+        hit[j[(j >= 0) & asleep[np.maximum(j, 0)]]] = True
+        return hit
+
+    def _wake_planar(self, hit: np.ndarray) -> None:
+        """Wake the island of every body in ``hit`` (worlds with polygons)."""
+        if np.any(hit):
+            n = self.bodies.n
+            self._wake_islands(hit, np.zeros(n, dtype=bool), np.zeros((n, self.dim)))
 
     def _held_bodies(self) -> np.ndarray:
         """(n,) bool: the bodies a contact held in the last step (polygon worlds; all False otherwise)."""

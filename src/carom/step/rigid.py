@@ -183,10 +183,11 @@ class Candidates(NamedTuple):
     margin: np.ndarray  # (n,) m: how far each body may stray from x_ref before they are rebuilt
 
 
-def _reach(m: Motion, size: np.ndarray, h: float) -> np.ndarray:
-    """How far (m) each body can move in h s at its present rates, with the broad phase's safety factor."""
-    speed = np.linalg.norm(m.v, axis=1)
-    accel = np.linalg.norm(m.a, axis=1)
+def reach(v: np.ndarray, a: np.ndarray, size: np.ndarray, h: float) -> np.ndarray:
+    """How far (m) each body can move in h s at velocity ``v`` and acceleration ``a``, with the broad phase's
+    safety factor."""
+    speed = np.linalg.norm(v, axis=1)
+    accel = np.linalg.norm(a, axis=1)
     return 1.5 * (speed * h + 0.5 * accel * h * h) + STILL_MARGIN * size
 
 
@@ -194,7 +195,7 @@ def candidates(p: Planar, m: Motion, h: float) -> Candidates:
     """The candidate entries for the next h s (bounding circles swept by each body's reach)."""
     n = len(p.size)
     live = np.flatnonzero(p.active)
-    margin = _reach(m, p.size, h)
+    margin = reach(m.v, m.a, p.size, h)
     swept = p.size + margin
     pair_i = pair_j = np.zeros(0, dtype=np.int64)
     if len(live) > 1:

@@ -13,6 +13,11 @@ as an awake body's candidate list reaches one of its bodies: before anything cou
 sleeping changes is thus only the motion an awake island would have had below ``sleep_speed``: the
 solver's residual creep, within its tolerances, not physics. `World` never lets islands sleep under
 forces other than uniform gravity, in merge mode, or with ``sleep_time = inf``.
+
+Worlds with polygons (`carom.step.rigid`) sleep the same way, with what that step has: islands are joined
+by the contacts that pushed in their last hold, sleeping bodies take part in a step as fixed ones at rest,
+and an island is woken before a step when an awake body's swept bounding circle may reach it (`reached`),
+or, should a body flung within the step touch it anyway, the step is done again with it awake.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
+from scipy.spatial import cKDTree
 
 
 def candidate_pairs(start: np.ndarray, nbrs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -45,16 +51,38 @@ def touched(start, nbrs, awake, asleep, x, radius, reach) -> np.ndarray:
 def islands(start, nbrs, x, radius, members, reach) -> tuple[int, np.ndarray]:
     """Connected components of ``members`` (a mask) under the candidate pairs whose gap is at most ``reach``
     (m). Returns (their number, a label per body; -1 for bodies not in ``members``)."""
-    n = len(members)
     i, j = candidate_pairs(start, nbrs)
     keep = members[i] & members[j] & (j > i)
     i, j = i[keep], j[keep]
     gap = np.linalg.norm(x[j] - x[i], axis=1) - radius[i] - radius[j]
     near = gap <= reach
-    graph = coo_matrix((np.ones(int(near.sum())), (i[near], j[near])), shape=(n, n))
+    return components(members, i[near], j[near])
+
+
+def components(members: np.ndarray, i: np.ndarray, j: np.ndarray) -> tuple[int, np.ndarray]:
+    """Connected components of ``members`` (a mask) joined by the pairs (i, j) of members. Returns (their
+    number, a label per body; -1 for bodies not in ``members``)."""
+    n = len(members)
+    graph = coo_matrix((np.ones(len(i)), (i, j)), shape=(n, n))
     count, labels = connected_components(graph, directed=False)
     labels = np.where(members, labels, -1)
     return count, labels
+
+
+def reached(x: np.ndarray, size: np.ndarray, reach: np.ndarray, awake: np.ndarray, asleep: np.ndarray,
+            slop: float) -> np.ndarray:  # fmt: skip
+    """Mask of the sleeping bodies that an awake one may touch (worlds with polygons, which have no candidate
+    lists between steps): their bounding circles (radius ``size``, m) closer than the awake body's ``reach``
+    (m) plus ``slop`` (m)."""
+    hit = np.zeros(len(asleep), dtype=bool)
+    sleepers, movers = np.flatnonzero(asleep), np.flatnonzero(awake)
+    if len(sleepers) == 0 or len(movers) == 0:
+        return hit
+    bound = float(np.max(size[movers] + reach[movers])) + float(size[sleepers].max()) + slop
+    near = cKDTree(x[movers]).sparse_distance_matrix(cKDTree(x[sleepers]), bound, output_type="ndarray")
+    k, j = movers[near["i"]], sleepers[near["j"]]
+    hit[j[near["v"] - size[k] - size[j] <= reach[k] + slop]] = True
+    return hit
 
 
 def supported(n: int, movable: np.ndarray, pair_keys: np.ndarray, pair_force: np.ndarray,
