@@ -61,6 +61,69 @@ def pile(n: int, dim: int = 2, seed: int = 0, e: float = 0.5, radius: float = 0.
     return w
 
 
+def poured_heap(n: int, dim: int = 2, friction: float = 0.5, rolling_resistance: float = 0.1,
+                spinning_friction: float = 0.0, radius: float = 0.05, g: float = 9.81, seed: int = 0,
+                dt: float = 1 / 60, every: float = 0.1, settle: float = 20.0) -> World:  # fmt: skip
+    """n disks (spheres) poured one at a time onto a rough floor, and left to settle: a heap.
+
+    The floor is a row (square grid) of fixed bodies of radius R, touching, on a wall; each body, of radius
+    0.8 to 1.2 R (1 kg, restitution 0.3, the friction coefficients given, also the floor's), is dropped at
+    rest from 1.5 R above the top of the bodies at rest near the axis, every ``every`` s (when there is
+    room), with a jitter of 0.2 R. After the last, the world runs until every speed is below 1 mm/s or for
+    ``settle`` s more. Returns the world (the fixed floor bodies first)."""
+    rng = np.random.default_rng(seed)
+    gravity = np.zeros(dim)
+    gravity[-1] = -g
+    w = World(dim=dim, gravity=gravity)
+    up = np.eye(dim)[-1]
+    w.add_wall(point=np.zeros(dim), normal=up, restitution=0.3, static_friction=friction)
+    reach = 2 * round(math.sqrt(n) if dim == 2 else n ** (1 / 3)) + 4  # floor bodies beyond the axis, per side
+    grid = np.stack(np.meshgrid(*[np.arange(-reach, reach + 1)] * (dim - 1), indexing="ij"), -1).reshape(-1, dim - 1)
+    floor = np.column_stack([grid * 2.0 * radius, np.full(len(grid), radius)])
+    w.add_bodies(floor, masses=0.0, radii=radius, restitution=0.3, fixed=True, static_friction=friction)
+    kinds = dict(restitution=0.3, static_friction=friction, rolling_resistance=rolling_resistance,
+                 spinning_friction=spinning_friction)  # fmt: skip
+    poured = 0
+    while poured < n:
+        x, v = w.positions, w.velocities
+        near = (np.linalg.norm(x[:, :-1], axis=1) < 3 * radius) & (np.linalg.norm(v, axis=1) < 0.2)
+        top = float(x[near, -1].max()) + 1.2 * radius
+        drop = np.append(rng.uniform(-0.2, 0.2, dim - 1) * radius, top + 1.5 * radius)
+        if np.linalg.norm(x - drop, axis=1).min() > 2.45 * radius:
+            w.add_body(position=drop, mass=1.0, radius=radius * rng.uniform(0.8, 1.2), **kinds)
+            poured += 1
+        w.run(until=w.time + every, dt=dt)
+    end = w.time + settle
+    while w.time < end and np.linalg.norm(w.velocities, axis=1).max() >= 1e-3:
+        w.run(until=min(end, w.time + 0.5), dt=dt)
+    return w
+
+
+def heap_angle(positions: np.ndarray, radii: np.ndarray, base: float) -> float:
+    """The angle of repose (degrees) of a heap of disks (spheres) standing on a floor at height ``base`` (m):
+    the slope of the tent (cone) ``z = h - s |x - x0|`` fitted by least squares to the heap's surface, the
+    top of each column 2 R_max wide, over the columns that rise above the first layer."""
+    from scipy.optimize import least_squares
+
+    dim = positions.shape[1]
+    width = 2.0 * float(radii.max())
+    tops = positions[:, -1] + radii
+    _, column = np.unique(np.floor(positions[:, :-1] / width).astype(np.int64), axis=0, return_inverse=True)
+    column = column.ravel()
+    highest = np.full(column.max() + 1, -1)
+    for b in np.argsort(tops):  # the highest body of each column, last written
+        highest[column[b]] = b
+    where, height = positions[highest, :-1], tops[highest]
+    floor = base + 1.5 * width / 2
+    above = height > floor
+
+    def misfit(p):
+        return np.maximum(p[0] - p[1] * np.linalg.norm(where[above] - p[2:], axis=1), floor) - height[above]
+
+    fit = least_squares(misfit, [float(height.max()), 0.5, *np.zeros(dim - 1)])
+    return math.degrees(math.atan(fit.x[1]))
+
+
 def hard_sphere_gas(
     n: int, phi: float, dim: int = 3, *, e: float = 1.0, kT: float = 1.0, seed: int = 0, equal_speeds=False,
     **world_args,
