@@ -197,16 +197,15 @@ class World(Model):
     def _sleep_allowed(self) -> bool:
         return math.isfinite(self.config.sleep_time) and not self.forces and self.impact_mode == "bounce"
 
-    def _wake_islands(self, hit: np.ndarray, awake: np.ndarray, a_smooth: np.ndarray) -> None:
-        """Wake the whole island of every body in ``hit``: back into the drift (``awake``) with its smooth
-        acceleration, its velocity 0 as it slept."""
+    def _wake_islands(self, hit: np.ndarray) -> np.ndarray:
+        """Wake the whole island of every body in ``hit`` (its velocity 0 as it slept). Returns the mask of
+        the bodies woken."""
         woken = self._asleep & np.isin(self._island, np.unique(self._island[hit]))
         self._asleep[woken] = False
         self._sleepers -= int(np.count_nonzero(woken))
         self._still_time[woken] = 0.0
         self._island[woken] = -1
-        awake[woken] = True
-        a_smooth[woken] = self._a0[woken]
+        return woken
 
     def _keep_sleeping_forces(self) -> None:
         """The resting forces of sleeping bodies (which the drift does not see) put back among those carried,
@@ -467,8 +466,7 @@ class World(Model):
     def _wake_planar(self, hit: np.ndarray) -> None:
         """Wake the island of every body in ``hit`` (worlds with polygons)."""
         if np.any(hit):
-            n = self.bodies.n
-            self._wake_islands(hit, np.zeros(n, dtype=bool), np.zeros((n, self.dim)))
+            self._wake_islands(hit)
 
     def _held_bodies(self) -> np.ndarray:
         """(n,) bool: the bodies a contact held in the last step (polygon worlds; all False otherwise)."""
@@ -536,8 +534,10 @@ class World(Model):
             start, nbrs, margin, large = broadphase.candidates(x, b.radius[:n], b.active[:n], motion, cfg.sweep_safety)
             if self._sleepers:
                 hit = sleep.touched(start, nbrs, awake, self._asleep, x, b.radius[:n], cfg.sweep_safety * motion)
-                if np.any(hit):  # a sleeping island some awake body may reach: woken before it can be
-                    self._wake_islands(hit, awake, a_smooth)
+                if np.any(hit):  # a sleeping island some awake body may reach: woken before it can be, back
+                    woken = self._wake_islands(hit)  # into the drift with its smooth acceleration
+                    awake[woken] = True
+                    a_smooth[woken] = self._a0[woken]
                     motion_bounds(v, a_smooth, b.radius[:n], awake, dt - t_sub, cfg.contact_tolerance, motion)
                     continue
             lists = Candidates(start, nbrs, large, x.copy(), margin)
