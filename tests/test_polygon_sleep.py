@@ -120,3 +120,31 @@ def test_resume_inside_a_sleeping_pyramid_is_exact():
     resumed.set_state(w.get_state())
     np.testing.assert_array_equal(resumed.sleeping, w.sleeping)
     assert_same_run(w, resumed, 2.5, DT)
+
+
+def test_a_moving_fixed_body_wakes_a_sleeping_box_before_it_reaches_it():
+    """A fixed plate moving at constant speed (a piston) towards a box asleep on the floor: the box wakes
+    before the plate reaches it and is struck as an awake box would be (the plate passes through nothing:
+    two fixed bodies would not collide, so a box still asleep would let it through)."""
+    results = []
+    for sleep_time in (0.5, math.inf):
+        w = carom.World(dim=2, gravity=(0.0, -9.81), config=Config(sleep_time=sleep_time))
+        w.add_wall((0.0, 0.0), (0.0, 1.0), restitution=0.5)
+        box = w.add_rectangle(0.5, 0.5, (2.0, 0.25), mass=1.0, restitution=0.5)
+        w.add_rectangle(0.2, 1.0, (-3.0, 0.6), velocity=(3.0, 0.0), fixed=True, restitution=0.5)
+        impacts = []
+        w.on_impact(lambda imp, log=impacts: log.append((imp.time, imp.i, imp.j, imp.impulse)))
+        w.run(until=1.0, dt=DT)
+        asleep = bool(w.sleeping[box])
+        w.run(until=2.0, dt=DT)
+        results.append((asleep, impacts, w.positions[box].copy(), w.velocities[box].copy()))
+    (asleep, hits, x, v), (awake, hits_awake, x_awake, v_awake) = results
+    assert asleep and not awake
+    assert len(hits) == len(hits_awake) >= 1
+    for a, b in zip(hits, hits_awake, strict=True):
+        assert a[1:3] == b[1:3]
+        assert a[0] == pytest.approx(b[0], abs=1e-9)
+        assert a[3] == pytest.approx(b[3], rel=1e-9)
+    assert x[0] > 2.0 and v[0] > 0.0
+    np.testing.assert_allclose(x, x_awake, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(v, v_awake, rtol=0, atol=1e-9)
