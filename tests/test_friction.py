@@ -171,24 +171,30 @@ def test_a_sliding_ball_reaches_another_at_the_exact_time(dim, dt):
     assert times[0] == pytest.approx(t_exact, rel=0, abs=4 * w.config.contact_tolerance * radius / v_arrival)
 
 
-def test_touching_disks_sliding_together_decelerate_at_the_kinetic_coefficient():
-    """Two disks touching side by side, both struck to v0 along their line without spin, on a floor with
-    mu_s = 0.5, mu_k = 0.2: each has two contacts, so its floor contact is held at the velocity level (the
-    slip taken out over a step as far as the cone allows). While they slide, the cone must be the kinetic
-    one: v = v0 - mu_k g t at every step end (1e-12; mu_s would give 2.5 times the deceleration). Then both
-    roll at (v + k R w)/(1 + k) = 2 v0 / 3, exact whatever step the change falls in (angular momentum about
-    the contact point is conserved by the floor's force)."""
+@pytest.mark.parametrize("dim", [2, 3])
+def test_touching_balls_sliding_together_decelerate_at_the_kinetic_coefficient(dim):
+    """Two disks (spheres) touching side by side, both struck to v0 along their line without spin, on a floor
+    with mu_s = 0.5, mu_k = 0.2: each has two contacts, so its floor contact is held at the velocity level
+    (the slip taken out over a step as far as the cone allows). While they slide, the cone must be the
+    kinetic one: v = v0 - mu_k g t at every step end (1e-12; mu_s would give 2.5 times the deceleration).
+    Then both roll at (v + k R w)/(1 + k) = v0 / (1 + k): 2 v0 / 3 for disks, 5 v0 / 7 for spheres, exact
+    whatever step the change falls in (angular momentum about the contact point is conserved by the floor's
+    force). In 3D the clusters are held too (since held contacts no longer break away), so this is the 3D
+    held path's kinetic cone."""
     radius, v0, dt = 0.1, 3.0, 0.01
-    w = floor_world(2, 0.5, 0.2, friction_rule="max")
-    w.add_bodies([(0.0, radius), (2 * radius, radius)], [(v0, 0.0), (v0, 0.0)], masses=1.0, radii=radius,
-                 restitution=0.5)  # fmt: skip
-    t_roll = v0 / (3 * 0.2 * G)
+    k = 0.5 if dim == 2 else 0.4
+    w = floor_world(dim, 0.5, 0.2, friction_rule="max")
+    w.add_bodies([up(dim) * radius, up(dim) * radius + along(dim, 2 * radius)], [along(dim, v0)] * 2, masses=1.0,
+                 radii=radius, restitution=0.5)  # fmt: skip
+    t_roll = k * v0 / ((1 + k) * 0.2 * G)
     while w.time + dt < t_roll:
         w.step(dt)
         assert w.velocities[:, 0] == pytest.approx(v0 - 0.2 * G * w.time, rel=1e-12)
     w.run(until=t_roll + 0.5, dt=dt)
-    assert w.velocities[:, 0] == pytest.approx(2 * v0 / 3, rel=1e-9)
-    assert -w.angular_velocities * radius == pytest.approx(2 * v0 / 3, rel=1e-9)
+    assert w.velocities[:, 0] == pytest.approx(v0 / (1 + k), rel=1e-9)
+    spin = -w.angular_velocities if dim == 2 else w.angular_velocities[:, 1]
+    assert spin * radius == pytest.approx(v0 / (1 + k), rel=1e-9)
+    assert np.abs(w.velocities[:, 1:]).max() <= 1e-12
 
 
 @pytest.mark.parametrize("dim", [2, 3])
