@@ -109,11 +109,9 @@ def heap_angle(positions: np.ndarray, radii: np.ndarray, base: float) -> float:
     width = 2.0 * float(radii.max())
     tops = positions[:, -1] + radii
     _, column = np.unique(np.floor(positions[:, :-1] / width).astype(np.int64), axis=0, return_inverse=True)
-    column = column.ravel()
-    highest = np.full(column.max() + 1, -1)
-    for b in np.argsort(tops):  # the highest body of each column, last written
-        highest[column[b]] = b
-    where, height = positions[highest, :-1], tops[highest]
+    order = np.lexsort((tops, column.ravel()))  # by column, then by top: each column's highest body is its last
+    last = np.append(np.diff(column.ravel()[order]) != 0, True)
+    where, height = positions[order[last], :-1], tops[order[last]]
     floor = base + 1.5 * width / 2
     above = height > floor
 

@@ -389,8 +389,8 @@ class World(Model):
         if self._sleepers:
             reach = rigid.reach(b.velocity[:n], a_smooth, b.radius[:n], dt)
             asleep = self._asleep
-            self._wake_planar(sleep.reached(b.position[:n], b.radius[:n], reach, b.active[:n] & ~asleep, asleep,
-                                            self._overlap_slop * float(b.radius[:n].max())))  # fmt: skip
+            self._wake_islands(sleep.reached(b.position[:n], b.radius[:n], reach, b.active[:n] & ~asleep, asleep,
+                                             self._overlap_slop * float(b.radius[:n].max())))  # fmt: skip
         while True:
             start = (b.position[:n].copy(), b.velocity[:n].copy(), self._held_forces) if self._sleepers else None
             report, motion, log = self._planar_try(a_smooth, dt)
@@ -400,7 +400,7 @@ class World(Model):
             if not np.any(hit):
                 break
             b.position[:n], b.velocity[:n] = start[0], start[1]
-            self._wake_planar(hit)
+            self._wake_islands(hit)
         b.orientation[:n, 0] = motion.angle
         b.angular_velocity[:n, 0] = motion.w
         self._rested = report.held | self._asleep
@@ -454,8 +454,8 @@ class World(Model):
         for row in log or ():
             for k in (row["i"], row["j"]):
                 hit[k] |= k >= 0 and asleep[k]
-        before, after = rigid.held_rows(memory), rigid.held_rows(report.memory)
-        if before.shape == after.shape and np.array_equal(before, after):
+        before, after = self._sleeper_rows(memory), self._sleeper_rows(report.memory)
+        if before.shape == after.shape and np.array_equal(before, after):  # (the usual case: none touched)
             return hit
         fresh = after[~_rows_in(after, before)]
         i, j = fresh[:, 0].astype(np.int64), fresh[:, 1].astype(np.int64)
@@ -463,10 +463,11 @@ class World(Model):
         hit[j[(j >= 0) & asleep[np.maximum(j, 0)]]] = True
         return hit
 
-    def _wake_planar(self, hit: np.ndarray) -> None:
-        """Wake the island of every body in ``hit`` (worlds with polygons)."""
-        if np.any(hit):
-            self._wake_islands(hit)
+    def _sleeper_rows(self, memory: rigid.HeldForces) -> np.ndarray:
+        """The rows of held forces (`rigid.held_rows`) of the contacts with a sleeping body."""
+        rows = rigid.held_rows(memory)
+        i, j = rows[:, 0].astype(np.int64), rows[:, 1].astype(np.int64)
+        return rows[self._asleep[i] | ((j >= 0) & self._asleep[np.maximum(j, 0)])]
 
     def _held_bodies(self) -> np.ndarray:
         """(n,) bool: the bodies a contact held in the last step (polygon worlds; all False otherwise)."""

@@ -77,10 +77,9 @@ class FrictionWork(NamedTuple):
 def new_friction_work(cap: int, n: int, n_wall: int, n_entry: int) -> FrictionWork:
     z = np.zeros
     return FrictionWork(coef=z((cap, 5)), force=z((cap, 3)), torque=z((cap, 3)), slide=z((cap, 3)),
-                        roll=z((cap, 3)), spin=z(cap), bias=z((cap, 7)), held=z(cap, np.bool_), pair_a=z((n_entry, 3)),
-                        pair_alpha=z((n_entry, 3)),
-                        wall_a=z((n, n_wall, 3)), wall_alpha=z((n, n_wall, 3)), regime=np.full(n, np.inf),
-                        tw=z(n))  # fmt: skip
+                        roll=z((cap, 3)), spin=z(cap), bias=z((cap, 7)), held=z(cap, np.bool_),
+                        pair_a=z((n_entry, 3)), pair_alpha=z((n_entry, 3)), wall_a=z((n, n_wall, 3)),
+                        wall_alpha=z((n, n_wall, 3)), regime=np.full(n, np.inf), tw=z(n))  # fmt: skip
 
 
 @njit(cache=True, forceinline=True)
