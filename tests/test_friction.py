@@ -596,3 +596,55 @@ def test_a_poured_frictional_heap_stands_steeper_than_a_smooth_one():
             assert np.linalg.norm(w.velocities, axis=1).max() < 1e-3
     rough, smooth = angles
     assert rough >= smooth + 5.0
+
+
+# ---------------------------------------------------------------- the joint solve of a cluster
+def _joint_column(depth, solve):
+    """A column of ``depth`` disks (1 kg, R = 0.5 m) on a floor under unit gravity, every contact held with
+    mu = 0.5 and rolling resistance 0.01, its normal, friction and rolling rows solved together from zero
+    forces to 1e-6 m/s^2 by ``solve`` ("accelerated": `solve_joint`; "gauss-seidel": the sweeps that close
+    it). Exact: the contact under layer k carries depth - k disk weights, and no friction or torque.
+    Returns the sweeps, the normal forces (N) and the largest friction force and torque."""
+    from carom.contact.friction import MU_K, MU_R, MU_S, R_EFF, new_friction_work
+    from carom.contact.layout import IMPULSE
+    from carom.step import friction
+    from carom.step.drift import CONTACT_COLUMNS, Bodies
+
+    zeros, gravity = np.zeros((depth, 2)), np.tile([0.0, -1.0], (depth, 1))
+    bodies = Bodies(zeros.copy(), zeros.copy(), gravity.copy(), gravity.copy(), np.ones(depth), np.ones(depth),
+                    np.full(depth, 0.5), np.zeros(depth), np.full(depth, 8.0), np.ones(depth, dtype=bool),
+                    np.zeros((depth, 1)), np.zeros((depth, 1)), np.zeros((depth, 1)))  # fmt: skip
+    ci, cj = np.arange(depth), np.arange(depth) - 1  # contact c: body c on the one below (-1: the floor)
+    normal = np.tile([0.0, -1.0], (depth, 1))  # from body i towards j (or the floor): down
+    cw = np.zeros((depth, CONTACT_COLUMNS))
+    fw = new_friction_work(depth, depth, 1, 0)
+    fw.coef[:, MU_S] = fw.coef[:, MU_K] = 0.5
+    fw.coef[:, MU_R], fw.coef[:, R_EFF] = 0.01, 0.25
+    fw.held[:] = True
+    args = (np.arange(depth), ci, cj, normal, cw, bodies, fw)
+    if solve == "accelerated":
+        sweeps = friction.solve_joint(*args, np.zeros(depth), 100_000, 1e-6)
+    else:
+        sweeps = friction._joint_sweeps(*args, 100_000, 1e-6)
+    return sweeps, cw[:, IMPULSE], np.abs(fw.force).max(), np.abs(fw.torque).max()
+
+
+@pytest.mark.parametrize("depth", [10, 40, 160])
+def test_joint_solve_recovers_the_column_forces(depth):
+    """Stopped where no row's rate moves by more than 1e-6 m/s^2 in a sweep, the normal forces are within that
+    over the smallest eigenvalue of the column's operator (about 2.5 / depth^2 per kg), and nothing drives a
+    slip or a rolling: no friction force or torque at all."""
+    _, forces, friction_force, torque = _joint_column(depth, "accelerated")
+    np.testing.assert_allclose(forces, depth - np.arange(depth), rtol=0, atol=1e-6 * depth**2 / 2.5)
+    assert friction_force == 0.0 and torque == 0.0
+
+
+def test_joint_solve_sweeps_grow_with_depth_not_its_square():
+    """A column's operator has condition number ~ depth^2: Gauss-Seidel passes the load down about a layer a
+    sweep and needs ~depth^2 sweeps, the accelerated gradient ~depth. From 20 to 160 layers (8x) the
+    accelerated sweeps may grow at most 16x (a log factor on 8x), where depth^2 would be 64x; and at 40
+    layers they are fewer than a third of Gauss-Seidel's (measured: 1,106 against 7,464)."""
+    s20, *_ = _joint_column(20, "accelerated")
+    s160, *_ = _joint_column(160, "accelerated")
+    assert s160 <= 16 * s20
+    assert 3 * _joint_column(40, "accelerated")[0] < _joint_column(40, "gauss-seidel")[0]

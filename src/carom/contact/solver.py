@@ -21,6 +21,27 @@ from .law import apply_impulse, approach_speed
 
 
 @njit(cache=True, forceinline=True)
+def tally_contacts(active, ci, cj, per_body, amount):
+    """Add ``amount`` to ``per_body`` (bodies,) for each body of each contact in ``active``: 1.0 counts the
+    contacts of every body, -1.0 takes that count off again (back to zero, exactly)."""
+    for c in active:
+        per_body[ci[c]] += amount
+        if cj[c] >= 0:
+            per_body[cj[c]] += amount
+
+
+@njit(cache=True, forceinline=True)
+def nesterov_momentum(theta, restart):
+    """Nesterov's extrapolation weight for the next step and the next theta (start from theta = 1), or
+    (0, 1) where ``restart`` (the momentum points against the gradient: O'Donoghue and Candes' adaptive
+    restart)."""
+    if restart:
+        return 0.0, 1.0
+    theta_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * theta * theta))
+    return (theta - 1.0) / theta_next, theta_next
+
+
+@njit(cache=True, forceinline=True)
 def solve_one(c, ci, cj, normal, target, rate, inv_mass, out):
     """`solve_contacts` for the single contact c, in closed form (what its sweeps converge to):
     ``out[c] = max(0, (u + target) / k)``, k the sum of the inverse masses."""
@@ -92,10 +113,7 @@ def solve_accelerated(active, ci, cj, normal, target, rate, inv_mass, out, scrat
     sweeps used."""
     if len(active) == 0:
         return 0
-    for c in active:
-        per_body[ci[c]] += 1.0
-        if cj[c] >= 0:
-            per_body[cj[c]] += 1.0
+    tally_contacts(active, ci, cj, per_body, 1.0)
     lip = 0.0
     for c in active:
         i, j = ci[c], cj[c]
@@ -104,10 +122,7 @@ def solve_accelerated(active, ci, cj, normal, target, rate, inv_mass, out, scrat
         i, j = ci[c], cj[c]
         alone = per_body[i] == 1.0 and (j < 0 or per_body[j] == 1.0)
         scratch[c, 2] = inv_mass[i] + (inv_mass[j] if j >= 0 else 0.0) if alone else lip
-    for c in active:
-        per_body[ci[c]] = 0.0
-        if cj[c] >= 0:
-            per_body[cj[c]] = 0.0
+    tally_contacts(active, ci, cj, per_body, -1.0)
     for c in active:
         if not warm or scratch[c, 2] == 0.0:  # (a contact between two fixed bodies carries nothing)
             out[c] = 0.0
@@ -129,13 +144,7 @@ def solve_accelerated(active, ci, cj, normal, target, rate, inv_mass, out, scrat
                 out[c] = scratch[c, 1]
             sweeps = sweep + 1
             break
-        beta = 0.0
-        if restart > 0.0:  # momentum against the gradient: start again from the trial point
-            theta = 1.0
-        else:
-            theta_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * theta * theta))
-            beta = (theta - 1.0) / theta_next
-            theta = theta_next
+        beta, theta = nesterov_momentum(theta, restart > 0.0)  # (restart: momentum against the gradient)
         for c in active:
             trial = scratch[c, 1]
             y = max(0.0, trial + beta * (trial - out[c]))

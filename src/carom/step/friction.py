@@ -7,8 +7,9 @@ like `carom.kinematics.advance` for its centre). Friction enters at three places
 * **impacts** — each round's normal impulses (Newton) and tangential ones (Coulomb, ``mu_k``) are solved
   together: friction, then the normal impulses again from where they were, until neither changes;
 * **lasting contact** — after each force solve of the resting set, its friction forces and rolling torques
-  (static up to ``mu_s N`` or kinetic ``mu_k N``), alternating with the normal forces until neither
-  changes, then the sticking contacts pushed past the static cone start to slide;
+  (static up to ``mu_s N`` or kinetic ``mu_k N``); the contacts of a cluster (a pile) are held, their normal
+  and friction rows solved together by accelerated projected gradient and a few Gauss-Seidel sweeps to
+  end; then the lone sticking contacts pushed past the static cone start to slide;
 * **regime events** — a sliding contact's slip and a rolling one's rolling rate are linear in time under
   constant forces: the instant either reaches zero is an event of the body (partner `REGIME`), at which
   its contacts' forces are solved again, now sticking (static friction) or at rest. Sliding turns to
@@ -30,6 +31,9 @@ from ..contact.friction import (
     MU_R,
     MU_S,
     MU_SP,
+    R_EFF,
+    _clamp,
+    apply_friction,
     body_change,
     breakaways,
     contact_coefficients,
@@ -42,7 +46,7 @@ from ..contact.friction import (
 )
 from ..contact.law import apply_impulse, approach_speed
 from ..contact.layout import IMPULSE, TARGET
-from ..contact.solver import solve_contacts
+from ..contact.solver import nesterov_momentum, solve_contacts, tally_contacts
 from ..kinematics import spin_to
 from .predict import NO_PARTNER
 from .resting import MOTION_FRACTION
@@ -51,9 +55,11 @@ from .resting import MOTION_FRACTION
 REGIME = NO_PARTNER - 1
 
 #: Gauss-Seidel sweeps of a friction solve given the normal forces (a lone contact needs one: its rows
-#: decouple), and of the joint solve of a cluster's normal and friction rows (`_joint_sweeps`).
+#: decouple), and the sweeps of the joint solve of a cluster's normal and friction rows (`solve_joint`).
 FRICTION_SWEEPS = 100
 JOINT_SWEEPS = 1000
+#: Gauss-Seidel sweeps that end each joint solve (`_joint_sweeps` after `solve_joint`).
+POLISH_SWEEPS = 20
 #: Rounds of "friction, then the normal impulses again" at an impact (a lone contact needs one).
 IMPACT_ROUNDS = 1
 #: Times sticking contacts pushed past the static cone are turned to sliding and all solved again.
@@ -98,7 +104,9 @@ def force_friction(sel, ci, cj, cn, cw, t, h, bodies, fr, fw, per_body, iteratio
     A contact whose bodies touch nothing else in ``sel`` (a ball on a floor) is kinetic where it slides,
     rolls or spins, static otherwise (`friction_modes`; slower than ``slip_tol``, m/s, it sticks), so that
     its changes of regime are exact events. Contacts in a cluster are held over the h seconds instead
-    (`_hold_clusters`), and their normal and friction rows solved together (`_joint_sweeps`). Lone sticking
+    (`_hold_clusters`), and their normal and friction rows solved together (`solve_joint`, then
+    `POLISH_SWEEPS` of `_joint_sweeps`: its momentum makes the accelerated solve's last iterate no fixed
+    point of any contact's own rows, and a pile stopped there could gain energy). Lone sticking
     contacts driven past the static cone then slide (`breakaways`; a held contact at its cone's edge slides
     already), and all is solved again."""
     spin_contacts(sel, ci, cj, t, bodies, fw.tw)
@@ -111,8 +119,9 @@ def force_friction(sel, ci, cj, cn, cw, t, h, bodies, fr, fw, per_body, iteratio
         solve_friction(sel, ci, cj, cn, bodies.radius, bodies.inv_mass, bodies.inv_inertia, bodies.a, bodies.alpha,
                        cw[:, IMPULSE], fw, True, sweeps, tol_a)  # fmt: skip
         if clustered:
-            _joint_sweeps(sel, ci, cj, cn, cw, bodies, fw, min(iterations, JOINT_SWEEPS),
-                          max(tol_a, MOTION_FRACTION * _fastest(sel, ci, cj, cn, bodies) / h) if h > 0.0 else tol_a)
+            joint_tol = max(tol_a, MOTION_FRACTION * _fastest(sel, ci, cj, cn, bodies) / h) if h > 0.0 else tol_a
+            solve_joint(sel, ci, cj, cn, cw, bodies, fw, per_body, min(iterations, JOINT_SWEEPS), joint_tol)
+            _joint_sweeps(sel, ci, cj, cn, cw, bodies, fw, min(iterations, POLISH_SWEEPS), joint_tol)
         if breakaways(sel, ci, cj, cn, bodies.radius, bodies.a, bodies.alpha, cw[:, IMPULSE], fw, tol_a) == 0:
             break
 
@@ -126,10 +135,7 @@ def _hold_clusters(sel, ci, cj, cn, bodies, fw, per_body, h):
     contact ever harder, a problem without a solution: Painleve's paradox. A dense pile then gained up to
     42 J in a step.) ``per_body`` is a (bodies,) array that must be all zero (it is left so). Returns
     whether any contact is held so."""
-    for c in sel:
-        per_body[ci[c]] += 1.0
-        if cj[c] >= 0:
-            per_body[cj[c]] += 1.0
+    tally_contacts(sel, ci, cj, per_body, 1.0)
     clustered = False
     for c in sel:
         fw.held[c] = per_body[ci[c]] > 1.0 or (cj[c] >= 0 and per_body[cj[c]] > 1.0)
@@ -147,10 +153,7 @@ def _hold_clusters(sel, ci, cj, cn, bodies, fw, per_body, h):
             fw.bias[c, 3 + d] = q[d] / h if h > 0.0 else 0.0
         fw.bias[c, 6] = spinning(c, ci, cj, cn, bodies.w) / h if h > 0.0 and fw.coef[c, MU_SP] != 0.0 else 0.0
         fw.spin[c] = 0.0
-    for c in sel:
-        per_body[ci[c]] = 0.0
-        if cj[c] >= 0:
-            per_body[cj[c]] = 0.0
+    tally_contacts(sel, ci, cj, per_body, -1.0)
     return clustered
 
 
@@ -194,6 +197,164 @@ def _joint_sweeps(sel, ci, cj, cn, cw, bodies, fw, iterations, tol):
         if worst <= tol:
             return sweep + 1
     return iterations
+
+
+@njit(cache=True, forceinline=True)
+def _block_bound(c, ci, cj, bodies, per_body, turning):
+    """A bound (1/kg) on the absolute row sums of contact c's rows of the Delassus operator, the variables
+    being forces and torques over R_eff (N), the rates m/s^2 (Gershgorin's circles): each contact sharing a
+    body b brings ``dim`` rows that move it, entries at most ``1/m_b``, and ``turning`` rows that turn it
+    (tangential, rolling, spinning), entries at most ``R_b^2/I_b``."""
+    dim = bodies.a.shape[1]
+    i, j = ci[c], cj[c]
+    bound = per_body[i] * (dim * bodies.inv_mass[i] + turning * bodies.radius[i] ** 2 * bodies.inv_inertia[i])
+    if j >= 0:
+        bound += per_body[j] * (dim * bodies.inv_mass[j] + turning * bodies.radius[j] ** 2 * bodies.inv_inertia[j])
+    return bound
+
+
+@njit(cache=True, forceinline=True)
+def _trial(c, ci, cj, cn, cw, bodies, fw, lip, out):
+    """Contact c's forces after a projected gradient step of 1/lip (kg) from its extrapolated ones
+    (``fw.joint[c, :7]``, whose effect the rates hold), projected onto its cones, into ``out`` (7): normal,
+    friction (3), torque (3). The step of a torque is ``R_eff^2 / lip`` (the variable being torque over R_eff);
+    a sliding (rolling, spinning) contact carries its kinetic force along its direction, as in
+    `solve_friction`."""
+    a, alpha = bodies.a, bodies.alpha
+    y = fw.joint[c]  # (its first 7 columns)
+    n_force = max(0.0, y[0] + (approach_speed(c, ci, cj, cn, a) + cw[c, TARGET]) / lip)
+    out[0] = n_force
+    mu = fw.coef[c, MU_S]
+    if fw.slide[c, 0] != 0.0 or fw.slide[c, 1] != 0.0 or fw.slide[c, 2] != 0.0:
+        f = fw.coef[c, MU_K] * n_force
+        out[1], out[2], out[3] = f * fw.slide[c, 0], f * fw.slide[c, 1], f * fw.slide[c, 2]
+    elif mu != 0.0:
+        s0, s1, s2 = slip(c, ci, cj, cn, bodies.radius, a, alpha)
+        out[1], out[2], out[3] = _clamp(y[1] + (s0 + fw.bias[c, 0]) / lip, y[2] + (s1 + fw.bias[c, 1]) / lip,
+                                        y[3] + (s2 + fw.bias[c, 2]) / lip, mu * n_force)  # fmt: skip
+    else:
+        out[1], out[2], out[3] = 0.0, 0.0, 0.0
+    r_eff = fw.coef[c, R_EFF]
+    step = r_eff * r_eff / lip
+    q0 = q1 = q2 = 0.0
+    if fw.coef[c, MU_R] != 0.0:
+        limit = fw.coef[c, MU_R] * n_force * r_eff
+        if fw.roll[c, 0] != 0.0 or fw.roll[c, 1] != 0.0 or fw.roll[c, 2] != 0.0:
+            q0, q1, q2 = limit * fw.roll[c, 0], limit * fw.roll[c, 1], limit * fw.roll[c, 2]
+        else:
+            p0, p1, p2 = y[4], y[5], y[6]
+            if alpha.shape[1] == 3:
+                pn = p0 * cn[c, 0] + p1 * cn[c, 1] + p2 * cn[c, 2]
+                p0, p1, p2 = p0 - pn * cn[c, 0], p1 - pn * cn[c, 1], p2 - pn * cn[c, 2]
+            r0, r1, r2 = rolling(c, ci, cj, cn, alpha)
+            q0, q1, q2 = _clamp(p0 + (r0 + fw.bias[c, 3]) * step, p1 + (r1 + fw.bias[c, 4]) * step,
+                                p2 + (r2 + fw.bias[c, 5]) * step, limit)  # fmt: skip
+    if alpha.shape[1] == 3 and fw.coef[c, MU_SP] != 0.0:
+        limit = fw.coef[c, MU_SP] * n_force * r_eff
+        if fw.spin[c] != 0.0:
+            rn = limit * fw.spin[c]
+        else:
+            pn = y[4] * cn[c, 0] + y[5] * cn[c, 1] + y[6] * cn[c, 2]
+            rn = min(max(pn + (spinning(c, ci, cj, cn, alpha) + fw.bias[c, 6]) * step, -limit), limit)
+        q0, q1, q2 = q0 + rn * cn[c, 0], q1 + rn * cn[c, 1], q2 + rn * cn[c, 2]
+    out[4], out[5], out[6] = q0, q1, q2
+
+
+@njit(cache=True, forceinline=True)
+def _apply_forces(c, ci, cj, cn, bodies, d):
+    """Apply the change ``d`` (7: normal, friction, torque) of contact c's forces to the accelerations."""
+    if d[0] != 0.0:
+        apply_impulse(c, d[0], ci, cj, cn, bodies.a, bodies.inv_mass)
+    apply_friction(c, (d[1], d[2], d[3]), (d[4], d[5], d[6]), ci, cj, cn, bodies.radius, bodies.a, bodies.alpha,
+                   bodies.inv_mass, bodies.inv_inertia)  # fmt: skip
+
+
+@njit(cache=True, forceinline=False)
+def solve_joint(sel, ci, cj, cn, cw, bodies, fw, per_body, iterations, tol):
+    """`_joint_sweeps`'s problem by accelerated projected gradient (Nesterov's method with adaptive restart,
+    as `carom.contact.solver.solve_accelerated` for normal forces alone): every contact steps at once from
+    the same rates, by the inverse of a Gershgorin bound of its own rows (`_block_bound`), onto its cones
+    (`_trial`), until no force moves the rates by more than ``tol`` (m/s^2) in a sweep. Each sweep costs
+    about one of Gauss-Seidel, and a deep pile needs far fewer of them: Gauss-Seidel passes a load down
+    about one layer a sweep. ``per_body`` is a (bodies,) array that must be all zero (it is left so).
+    Returns the sweeps used."""
+    tally_contacts(sel, ci, cj, per_body, 1.0)
+    dim = bodies.a.shape[1]
+    rolls = False
+    spins = False
+    for c in sel:
+        rolls = rolls or fw.coef[c, MU_R] != 0.0
+        spins = spins or fw.coef[c, MU_SP] != 0.0
+    rows = (dim - 1.0) + ((dim - 1.0) if rolls else 0.0) + (1.0 if spins and dim == 3 else 0.0)
+    trial = fw.block[0]
+    delta = fw.block[1]
+    for c in sel:
+        fw.joint[c, 0] = cw[c, IMPULSE]
+        for d in range(3):
+            fw.joint[c, 1 + d] = fw.force[c, d]
+            fw.joint[c, 4 + d] = fw.torque[c, d]
+    theta = 1.0
+    sweeps = iterations
+    for sweep in range(iterations):
+        worst = 0.0
+        restart = 0.0
+        for c in sel:
+            lip = _block_bound(c, ci, cj, bodies, per_body, rows)
+            if lip == 0.0:
+                for d in range(7):
+                    fw.joint[c, 7 + d] = fw.joint[c, d]
+                continue
+            _trial(c, ci, cj, cn, cw, bodies, fw, lip, trial)
+            r_eff = fw.coef[c, R_EFF]
+            scale = 1.0 / (r_eff * r_eff) if r_eff > 0.0 else 0.0
+            for d in range(7):
+                fw.joint[c, 7 + d] = trial[d]
+                x = _force(c, cw, fw, d)
+                w = lip if d < 4 else lip * scale
+                step = trial[d] - fw.joint[c, d]
+                worst = max(worst, abs(step) * (lip if d < 4 else lip * math.sqrt(scale)))
+                restart -= w * step * (trial[d] - x)
+        if worst <= tol:
+            sweeps = sweep + 1
+            for c in sel:
+                for d in range(7):
+                    delta[d] = fw.joint[c, 7 + d] - fw.joint[c, d]
+                _set_forces(c, cw, fw, 7)
+                _apply_forces(c, ci, cj, cn, bodies, delta)
+            break
+        beta, theta = nesterov_momentum(theta, restart > 0.0)
+        for c in sel:
+            for d in range(7):
+                x = _force(c, cw, fw, d)
+                y = fw.joint[c, 7 + d] + beta * (fw.joint[c, 7 + d] - x)
+                delta[d] = y - fw.joint[c, d]
+                fw.joint[c, d] = y
+            _set_forces(c, cw, fw, 7)
+            _apply_forces(c, ci, cj, cn, bodies, delta)
+    else:
+        for c in sel:  # the rates of the last iterate
+            for d in range(7):
+                delta[d] = _force(c, cw, fw, d) - fw.joint[c, d]
+            _apply_forces(c, ci, cj, cn, bodies, delta)
+    tally_contacts(sel, ci, cj, per_body, -1.0)
+    return sweeps
+
+
+@njit(cache=True, forceinline=True)
+def _force(c, cw, fw, d):
+    """Contact c's force d of 7: normal, friction (3), torque (3)."""
+    if d == 0:
+        return cw[c, IMPULSE]
+    return fw.force[c, d - 1] if d < 4 else fw.torque[c, d - 4]
+
+
+@njit(cache=True, forceinline=True)
+def _set_forces(c, cw, fw, col):
+    """Contact c's forces from ``fw.joint[c, col:col + 7]``."""
+    cw[c, IMPULSE] = fw.joint[c, col]
+    for d in range(3):
+        fw.force[c, d] = fw.joint[c, col + 1 + d]
+        fw.torque[c, d] = fw.joint[c, col + 4 + d]
 
 
 @njit(cache=True, forceinline=True)
