@@ -32,7 +32,8 @@ test: lint
 bench: $(BENCH)
 	$(PY) benchmarks/run.py
 	$(PY) benchmarks/piles.py
-	$(PY) benchmarks/piles.py --until 3 --friction 0.5
+	$(PY) benchmarks/piles.py --dim 2 --until 10 --friction 0.5
+	$(PY) benchmarks/piles.py --dim 3 --until 3 --friction 0.5
 	$(PY) benchmarks/polygon_toi.py
 	$(PY) benchmarks/polygon_stacks.py
 	$(PY) benchmarks/billiards.py
