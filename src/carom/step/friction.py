@@ -319,7 +319,7 @@ def solve_joint(sel, ci, cj, cn, cw, bodies, fw, per_body, iterations, tol):
             for c in sel:
                 for d in range(7):
                     delta[d] = fw.joint[c, 7 + d] - fw.joint[c, d]
-                _set_forces(c, cw, fw, 7)
+                _take_trial(c, cw, fw)
                 _apply_forces(c, ci, cj, cn, bodies, delta)
             break
         beta, theta = nesterov_momentum(theta, restart > 0.0)
@@ -329,7 +329,7 @@ def solve_joint(sel, ci, cj, cn, cw, bodies, fw, per_body, iterations, tol):
                 y = fw.joint[c, 7 + d] + beta * (fw.joint[c, 7 + d] - x)
                 delta[d] = y - fw.joint[c, d]
                 fw.joint[c, d] = y
-            _set_forces(c, cw, fw, 7)
+            _take_trial(c, cw, fw)
             _apply_forces(c, ci, cj, cn, bodies, delta)
     else:
         for c in sel:  # the rates of the last iterate
@@ -349,12 +349,12 @@ def _force(c, cw, fw, d):
 
 
 @njit(cache=True, forceinline=True)
-def _set_forces(c, cw, fw, col):
-    """Contact c's forces from ``fw.joint[c, col:col + 7]``."""
-    cw[c, IMPULSE] = fw.joint[c, col]
+def _take_trial(c, cw, fw):
+    """Contact c's forces become its trial forces (``fw.joint[c, 7:]``)."""
+    cw[c, IMPULSE] = fw.joint[c, 7]
     for d in range(3):
-        fw.force[c, d] = fw.joint[c, col + 1 + d]
-        fw.torque[c, d] = fw.joint[c, col + 4 + d]
+        fw.force[c, d] = fw.joint[c, 8 + d]
+        fw.torque[c, d] = fw.joint[c, 11 + d]
 
 
 @njit(cache=True, forceinline=True)
