@@ -648,3 +648,43 @@ def test_joint_solve_sweeps_grow_with_depth_not_its_square():
     s160, *_ = _joint_column(160, "accelerated")
     assert s160 <= 16 * s20
     assert 3 * _joint_column(40, "accelerated")[0] < _joint_column(40, "gauss-seidel")[0]
+
+
+@pytest.mark.parametrize("solve", ["accelerated", "gauss-seidel"])
+def test_joint_solve_gives_the_exact_slope_accelerations(solve):
+    """Three disks (1 kg, R = 0.5 m, k = 1/2) resting on a floor, gravity tilted by theta = 0.3 rad (a slope),
+    held contacts from zero forces, solved together: with mu = 0.5 > tan(theta) k/(1 + k) a disk rolls at
+    g sin(theta)/(1 + k), spinning at -a/R; with mu = 0.05 below it, friction sits on the cone's edge and the
+    disk slides at g (sin(theta) - mu cos(theta)), alpha = -mu g cos(theta) R/I; with mu = 0.5 and rolling
+    resistance 0.5 (both above tan(theta)) static friction and the rolling torque hold it still. The normal
+    force is m g cos(theta) in every case. Solved to 1e-13 m/s^2: exact to 1e-10."""
+    from carom.contact.friction import MU_K, MU_R, MU_S, R_EFF, new_friction_work
+    from carom.contact.layout import IMPULSE
+    from carom.step import friction
+    from carom.step.drift import CONTACT_COLUMNS, Bodies
+
+    theta, radius, n = 0.3, 0.5, 3
+    gravity = np.tile([math.sin(theta), -math.cos(theta)], (n, 1))
+    zeros = np.zeros((n, 2))
+    bodies = Bodies(zeros.copy(), zeros.copy(), gravity.copy(), gravity.copy(), np.ones(n), np.ones(n),
+                    np.full(n, radius), np.zeros(n), np.full(n, 2.0 / radius**2), np.ones(n, dtype=bool),
+                    np.zeros((n, 1)), np.zeros((n, 1)), np.zeros((n, 1)))  # fmt: skip
+    ci, cj = np.arange(n), np.full(n, -1)
+    normal = np.tile([0.0, -1.0], (n, 1))
+    cw = np.zeros((n, CONTACT_COLUMNS))
+    fw = new_friction_work(n, n, 1, 0)
+    fw.coef[:, MU_S] = fw.coef[:, MU_K] = (0.5, 0.05, 0.5)
+    fw.coef[:, MU_R], fw.coef[:, R_EFF] = (0.0, 0.0, 0.5), radius
+    fw.held[:] = True
+    args = (np.arange(n), ci, cj, normal, cw, bodies, fw)
+    if solve == "accelerated":
+        friction.solve_joint(*args, np.zeros(n), 100_000, 1e-13)
+    else:
+        friction._joint_sweeps(*args, 100_000, 1e-13)
+    sin, cos = math.sin(theta), math.cos(theta)
+    rolling = 2.0 / 3.0 * sin
+    sliding = sin - 0.05 * cos
+    np.testing.assert_allclose(bodies.a, [[rolling, 0.0], [sliding, 0.0], [0.0, 0.0]], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(bodies.alpha[:, 0], [-rolling / radius, -2.0 * 0.05 * cos / radius, 0.0],
+                               rtol=0, atol=1e-10)  # fmt: skip
+    np.testing.assert_allclose(cw[:, IMPULSE], cos, rtol=0, atol=1e-10)

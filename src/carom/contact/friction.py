@@ -66,7 +66,7 @@ class FrictionWork(NamedTuple):
     spin: np.ndarray  # (cap,) sign of a spinning contact's spinning rate (kinetic spinning friction), else 0
     bias: np.ndarray  # (cap, 7) a sticking contact's slip (3), rolling (3) and spinning (1) rates to take out, per s
     held: np.ndarray  # (cap,) True where a contact is held with its cluster in this solve (it never breaks away)
-    joint: np.ndarray  # (cap, 14) the joint solve's extrapolated forces (7) and trial forces (7) of a contact
+    joint: np.ndarray  # (cap, 15) the joint solve's extrapolated forces (7), trial forces (7) and step bound (1/kg)
     block: np.ndarray  # (2, 7) the joint solve's scratch: one contact's trial forces, their change
     pair_a: np.ndarray  # (entries, 3) m/s^2: acceleration the contact of a candidate entry adds to its row's body
     pair_alpha: np.ndarray  # (entries, 3) rad/s^2: angular acceleration, the same
@@ -79,7 +79,7 @@ class FrictionWork(NamedTuple):
 def new_friction_work(cap: int, n: int, n_wall: int, n_entry: int) -> FrictionWork:
     z = np.zeros
     return FrictionWork(coef=z((cap, 5)), force=z((cap, 3)), torque=z((cap, 3)), slide=z((cap, 3)),
-                        roll=z((cap, 3)), spin=z(cap), bias=z((cap, 7)), held=z(cap, np.bool_), joint=z((cap, 14)),
+                        roll=z((cap, 3)), spin=z(cap), bias=z((cap, 7)), held=z(cap, np.bool_), joint=z((cap, 15)),
                         block=z((2, 7)),
                         pair_a=z((n_entry, 3)), pair_alpha=z((n_entry, 3)), wall_a=z((n, n_wall, 3)),
                         wall_alpha=z((n, n_wall, 3)), regime=np.full(n, np.inf), tw=z(n))  # fmt: skip

@@ -293,13 +293,15 @@ def solve_joint(sel, ci, cj, cn, cw, bodies, fw, per_body, iterations, tol):
         for d in range(3):
             fw.joint[c, 1 + d] = fw.force[c, d]
             fw.joint[c, 4 + d] = fw.torque[c, d]
+        fw.joint[c, 14] = _block_bound(c, ci, cj, bodies, per_body, rows)
+    tally_contacts(sel, ci, cj, per_body, -1.0)
     theta = 1.0
     sweeps = iterations
     for sweep in range(iterations):
         worst = 0.0
         restart = 0.0
         for c in sel:
-            lip = _block_bound(c, ci, cj, bodies, per_body, rows)
+            lip = fw.joint[c, 14]
             if lip == 0.0:
                 for d in range(7):
                     fw.joint[c, 7 + d] = fw.joint[c, d]
@@ -336,7 +338,6 @@ def solve_joint(sel, ci, cj, cn, cw, bodies, fw, per_body, iterations, tol):
             for d in range(7):
                 delta[d] = _force(c, cw, fw, d) - fw.joint[c, d]
             _apply_forces(c, ci, cj, cn, bodies, delta)
-    tally_contacts(sel, ci, cj, per_body, -1.0)
     return sweeps
 
 
