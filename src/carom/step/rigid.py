@@ -312,7 +312,7 @@ def impact(tol: Tolerances, m: Motion, g: Outlines, coefficients: np.ndarray, c:
     impulse = np.zeros((k, 2))
     if not np.any(rates[:, 0] > slow):
         hold_impulses(c.ci, c.cj, c.point, c.normal, mu, np.zeros((k, 2)), m.x, m.v, m.w, g.inv_mass,
-                      g.inv_inertia, impulse, tol.hold_sweeps, tol.hold_tol)  # fmt: skip
+                      g.inv_inertia, impulse, tol.hold_sweeps, tol.hold_tol, True)  # fmt: skip
         return 0
     if k <= EXACT_CONTACTS:
         rounds = resolve_rounds(c.ci, c.cj, c.point, c.normal, e, mu, m.x, m.v, m.w, g.inv_mass, g.inv_inertia,
@@ -364,13 +364,12 @@ def _local_points(m: Motion, c: Contacts) -> np.ndarray:
     return out
 
 
-def _warm_start(memory: HeldForces, c: Contacts, m: Motion, h_left: float) -> tuple[np.ndarray, int]:
-    """(k, 2) impulses to start the held solve from: each contact's force (N) from the last hold of its pair,
-    matched by its point in body i's frame (the nearest kept one), times h_left; and how many contacts had
-    one."""
-    out = np.empty((len(c.ci), 2))
-    found = kernels.warm_start(_pair_keys(c), _local_points(m, c), memory.key, memory.local, memory.force, h_left,
-                               out)  # fmt: skip
+def _warm_start(memory: HeldForces, keys: np.ndarray, local: np.ndarray, h_left: float) -> tuple[np.ndarray, int]:
+    """(k, 2) impulses to start the held solve from: each contact's force (N) from the last hold of its pair
+    (``keys``, `_pair_keys`), matched by its point in body i's frame (``local``, `_local_points`; the nearest
+    kept one), times h_left; and how many contacts had one."""
+    out = np.empty((len(keys), 2))
+    found = kernels.warm_start(keys, local, memory.key, memory.local, memory.force, h_left, out)
     return out, found
 
 
@@ -416,19 +415,12 @@ def _static_guess(g: Outlines, c: Contacts, x: np.ndarray, v: np.ndarray, w: np.
     return np.column_stack([normal, np.clip(impulse[1::2], -mu * normal, mu * normal)])
 
 
-def _remember(memory: HeldForces, c: Contacts, m: Motion, impulse: np.ndarray, h_left: float) -> HeldForces:
-    """The held forces with this hold's pairs replaced: each contact's force (N), by point in body i's frame
-    (zero forces too: a point that did not push starts the next solve from zero, not from its neighbour's
-    force)."""
-    keys = _pair_keys(c)
-    replaced = np.unique(keys)
-    at = np.minimum(np.searchsorted(replaced, memory.key), len(replaced) - 1)
-    kept = replaced[at] != memory.key if len(replaced) else np.ones(len(memory.key), dtype=bool)
-    key = np.concatenate([memory.key[kept], keys])
-    local = np.concatenate([memory.local[kept], _local_points(m, c)])
-    force = np.concatenate([memory.force[kept], impulse / h_left])
-    order = np.argsort(key, kind="stable")
-    return HeldForces(key[order], local[order], force[order])
+def _remember(memory: HeldForces, keys: np.ndarray, local: np.ndarray, impulse: np.ndarray,
+              h_left: float) -> HeldForces:  # fmt: skip
+    """The held forces with this hold's pairs replaced: each contact's force (N), by pair key and point in body
+    i's frame (`_warm_start`'s ``keys``, ``local``; zero forces too: a point that did not push starts the next
+    solve from zero, not from its neighbour's force)."""
+    return HeldForces(*kernels.merge_held(memory.key, memory.local, memory.force, keys, local, impulse / h_left))
 
 
 def held_rows(memory: HeldForces) -> np.ndarray:
@@ -477,12 +469,13 @@ def hold(tol: Tolerances, m: Motion, g: Outlines, coefficients: np.ndarray, c: C
         c, now = c.part(~flying), now[~flying]
     kinetic = coefficients[c.entry, 2]
     mu = np.where(np.abs(now[:, 1]) <= tol.speed_tol, coefficients[c.entry, 1], kinetic)
-    impulse, known = _warm_start(memory, c, m, h_left)
+    keys, local = _pair_keys(c), _local_points(m, c)
+    impulse, known = _warm_start(memory, keys, local, h_left)
     if GUESS_CONTACTS <= len(c.ci) <= GUESS_MAX_CONTACTS and known < GUESS_FRACTION * len(c.ci):
         impulse = _static_guess(g, c, m.x, v_end, w_end, now, mu)
     start = (v_end.copy(), w_end.copy())
     hold_impulses(c.ci, c.cj, c.point, c.normal, mu, now, m.x, v_end, w_end, g.inv_mass, g.inv_inertia, impulse,
-                  tol.hold_sweeps, tol.hold_tol)  # fmt: skip
+                  tol.hold_sweeps, tol.hold_tol, True)  # fmt: skip
     # a contact that static friction cannot hold (its friction on the cone's edge) slides: kinetic friction
     breaks = (np.abs(impulse[:, 1]) >= mu * impulse[:, 0] * (1.0 - 1e-9)) & (impulse[:, 0] > 0.0) & (kinetic < mu)
     if np.any(breaks):
@@ -490,12 +483,13 @@ def hold(tol: Tolerances, m: Motion, g: Outlines, coefficients: np.ndarray, c: C
         v_end[...], w_end[...] = start
         impulse[:] = 0.0
         hold_impulses(c.ci, c.cj, c.point, c.normal, mu, now, m.x, v_end, w_end, g.inv_mass, g.inv_inertia,
-                      impulse, tol.hold_sweeps, tol.hold_tol)  # fmt: skip
-    memory = _remember(memory, c, m, impulse, h_left)
+                      impulse, tol.hold_sweeps, tol.hold_tol, True)  # fmt: skip
+    memory = _remember(memory, keys, local, impulse, h_left)
     pushed = impulse[:, 0] > 0.0
-    bodies = np.unique(np.concatenate([c.ci[pushed], c.cj[pushed]]))
-    held = bodies[(bodies >= 0)]
-    held = held[g.inv_mass[held] != 0.0]
+    pushes = np.zeros(len(m.v), dtype=bool)
+    pushes[c.ci[pushed]] = True
+    pushes[c.cj[pushed & (c.cj >= 0)]] = True
+    held = np.flatnonzero(pushes & (g.inv_mass != 0.0))
     m.a[held] = (v_end[held] - m.v[held]) / h_left
     m.alpha[held] = (w_end[held] - m.w[held]) / h_left
     m.w_drift[held] = 0.5 * (m.w[held] + w_end[held])

@@ -349,6 +349,42 @@ def warm_start(keys, local, kept_keys, kept_local, kept_force, scale, out):
 
 
 @njit(cache=True, forceinline=False)
+def merge_held(kept_key, kept_local, kept_force, key, local, force):
+    """The held forces after a hold (`carom.step.rigid.HeldForces` as three arrays): the kept rows (sorted by
+    key) of every pair this hold did not hold, and the hold's rows ``key`` (k,), ``local`` (k, 2), ``force``
+    (k, 2), all sorted by key, a pair's new rows in their given order: a stable sort of the kept rows followed
+    by the new ones, in one merge."""
+    order = np.argsort(key, kind="mergesort")
+    new_keys = key[order]
+    q, k = kept_key.shape[0], key.shape[0]
+    keep = np.empty(q, dtype=np.bool_)
+    count = k
+    for r in range(q):
+        at = np.searchsorted(new_keys, kept_key[r])
+        keep[r] = at == k or new_keys[at] != kept_key[r]
+        count += keep[r]
+    out_key = np.empty(count, dtype=np.int64)
+    out_local = np.empty((count, 2))
+    out_force = np.empty((count, 2))
+    r, b = 0, 0
+    for row in range(count):
+        while r < q and not keep[r]:
+            r += 1
+        if b < k and (r == q or new_keys[b] < kept_key[r]):
+            c = order[b]
+            out_key[row] = key[c]
+            out_local[row, 0], out_local[row, 1] = local[c, 0], local[c, 1]
+            out_force[row, 0], out_force[row, 1] = force[c, 0], force[c, 1]
+            b += 1
+        else:
+            out_key[row] = kept_key[r]
+            out_local[row, 0], out_local[row, 1] = kept_local[r, 0], kept_local[r, 1]
+            out_force[row, 0], out_force[row, 1] = kept_force[r, 0], kept_force[r, 1]
+            r += 1
+    return out_key, out_local, out_force
+
+
+@njit(cache=True, forceinline=False)
 def entry_coefficients(entry_i, entry_j, bodies, walls, restitution_rule, friction_rule, out):
     """Each entry's (e, mu_s, mu_k) by the mixing rules (`carom.materials.combine`) into ``out`` (E, 3), from
     the bodies' and walls' own coefficients ``bodies`` (n, 3) and ``walls`` (k, 3) (pair overrides are the
