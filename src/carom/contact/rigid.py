@@ -57,10 +57,10 @@ APPROACH_ROUNDOFF = 1e-12
 STALL_WINDOW = 100
 STALL_PROGRESS = 0.99
 STALL_CEILING = 1e3
-#: `hold_impulses` turns to the accelerated projected gradient after this many sweeps short of its tolerance, and
-#: runs it to HANDOVER times that tolerance: Gauss-Seidel's sweeps contract an error spread over a stack slowly
-#: (about 1 - 1/depth^2 a sweep), so from a gradient answer at the tolerance itself they still ran 1,300-1,700
-#: sweeps on a 50-row pyramid; from 1e-2 of it, one.
+#: `hold_impulses` turns to the accelerated projected gradient when this many sweeps leave it far from its
+#: tolerance (`STALL_CEILING` times it), and runs it to HANDOVER times that tolerance: Gauss-Seidel's sweeps
+#: contract an error spread over a stack slowly (about 1 - 1/depth^2 a sweep), so from a gradient answer at
+#: the tolerance itself they still ran 1,300-1,700 sweeps on a 50-row pyramid; from 1e-2 of it, one.
 ACCELERATE_AFTER = 32
 HANDOVER = 1e-2
 #: Clusters of fewer contacts than this stay with Gauss-Seidel alone: too shallow for its sweeps to grow much,
@@ -667,8 +667,8 @@ def hold_impulses(ci, cj, point, normal, friction, bias, x, v, w, inv_mass, inv_
     if done or used >= sweeps:
         return used
     if worst > STALL_CEILING * tol:  # far from the answer: the gradient phase, then Gauss-Seidel from its answer
-        used += _held_accelerated(ci, cj, point, normal, friction, bias, x, v, w, inv_mass, inv_inertia, impulse,
-                                  arms, block, sweeps - used, HANDOVER * tol)  # fmt: skip
+        used += _held_accelerated(ci, cj, normal, friction, bias, v, w, inv_mass, inv_inertia, impulse, arms,
+                                  sweeps - used, HANDOVER * tol)  # fmt: skip
     more, _, _ = _held_sweeps(ci, cj, point, normal, friction, bias, x, v, w, inv_mass, inv_inertia, impulse, arms,
                               block, max(sweeps - used, ACCELERATE_AFTER), tol)  # fmt: skip
     return used + more
@@ -745,8 +745,7 @@ def _cone_projection(p, t, mu):
 
 
 @njit(cache=True, forceinline=False)
-def _held_accelerated(ci, cj, point, normal, friction, bias, x, v, w, inv_mass, inv_inertia, impulse, arms, block,
-                      sweeps, tol):  # fmt: skip
+def _held_accelerated(ci, cj, normal, friction, bias, v, w, inv_mass, inv_inertia, impulse, arms, sweeps, tol):
     """`hold_impulses`' problem by accelerated projected gradient (Nesterov's method with adaptive restart, as
     `carom.contact.solver.solve_accelerated`), from ``impulse`` already applied to ``v``, ``w``; both hold the
     result. Every contact steps at once by the inverse of L_c, the Gershgorin bound of its two rows of the
