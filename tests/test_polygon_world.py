@@ -451,6 +451,31 @@ def test_a_cold_held_solve_of_a_pyramid_converges_in_sweeps_that_grow_as_its_hei
     assert used[40] < 5_000 and used[40] <= 4.5 * used[10]
 
 
+def test_the_held_gradient_phase_slides_without_lifting_off():
+    """The gradient phase of the held solve alone (`_held_accelerated`), from zero impulses: unit boxes (1 kg,
+    I = 1/6 kg m^2) sliding at 1 m/s on a floor with mu = 0.3, each about to fall at g h. Coulomb's law: each
+    slides on, slowed by mu g h, with no vertical speed and no spin (its corners share the load so that
+    friction turns nothing). The cone complementarity problem, which a plain projected gradient solves, would
+    instead lift the boxes at mu times their slip; De Saxce's modified rate gives Coulomb's answer, to the
+    phase's tolerance."""
+    from carom.contact.rigid import _held_accelerated
+
+    h, grav, mu, tol, boxes = 1.0 / 60.0, 9.81, 0.3, 1e-12, 4
+    ci = np.repeat(np.arange(boxes), 2)
+    cj = np.full(2 * boxes, -1)
+    normal = np.tile([0.0, -1.0], (2 * boxes, 1))  # from the box into the floor
+    arm_n = np.tile([0.5, -0.5], boxes)  # r x n at the corners (-0.5, -0.5) and (0.5, -0.5) from the centre
+    arms = np.column_stack([arm_n, np.full(2 * boxes, 0.5), np.zeros(2 * boxes), np.zeros(2 * boxes)])
+    v = np.tile([1.0, -grav * h], (boxes, 1))
+    w = np.zeros(boxes)
+    impulse = np.zeros((2 * boxes, 2))
+    _held_accelerated(ci, cj, normal, np.full(2 * boxes, mu), np.zeros((2 * boxes, 2)), v, w, np.ones(boxes),
+                      np.full(boxes, 6.0), impulse, arms, 100_000, tol)  # fmt: skip
+    assert np.allclose(v[:, 0], 1.0 - mu * grav * h, rtol=0, atol=10 * tol)
+    assert np.abs(v[:, 1]).max() <= 10 * tol and np.abs(w).max() <= 10 * tol
+    assert np.allclose(impulse[:, 1], mu * impulse[:, 0], rtol=1e-12, atol=0)  # on the cone's edge, against the slip
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, 6), max_size=12), st.lists(st.integers(0, 6), max_size=12))
 def test_merging_held_forces_keeps_the_pairs_not_held_and_sorts_by_pair(kept_pairs, new_pairs):
