@@ -119,6 +119,10 @@ class World(Model):
         self._pair_force = (np.zeros(0, dtype=np.int64), np.zeros(0))
         self._wall_force = np.zeros((0, 0))
         self._walls_held = False  # whether any wall force is nonzero
+        #: With friction, the friction force and torque (N, N m) of each held contact, their warm start:
+        #: (q, 6) by the pair keys above (on body j), and (n, walls, 6) (on the body).
+        self._held_friction = np.zeros((0, 6))
+        self._held_wall_friction = np.zeros((0, 0, 6))
         #: Events processed by the drift (impacts, resting contacts made, predictions that came to nothing).
         self.event_count = 0
         self._log = new_log(config.impact_log_capacity, dim)
@@ -156,6 +160,7 @@ class World(Model):
         self._a0 = None
         self._friction = None
         self._pair_force = (np.zeros(0, dtype=np.int64), np.zeros(0))
+        self._held_friction = np.zeros((0, 6))
         self.wake()
 
     # ----------------------------------------------------------------- sleeping islands
@@ -209,7 +214,7 @@ class World(Model):
 
     def _keep_sleeping_forces(self) -> None:
         """The resting forces of sleeping bodies (which the drift does not see) put back among those carried,
-        the next step's warm start."""
+        the next step's warm start (without their friction: a woken island starts that from zero)."""
         asleep = self._asleep
         keys, values = self._sleep_pairs
         n = self.bodies.n
@@ -218,6 +223,8 @@ class World(Model):
             all_keys = np.concatenate([self._pair_force[0], keys[keep]])
             order = np.argsort(all_keys, kind="stable")
             self._pair_force = (all_keys[order], np.concatenate([self._pair_force[1], values[keep]])[order])
+            friction = np.concatenate([self._held_friction, np.zeros((np.count_nonzero(keep), 6))])
+            self._held_friction = friction[order]
         if self._sleep_walls.shape == self._wall_force.shape:
             self._wall_force[asleep] = self._sleep_walls[asleep]
         self._walls_held = bool(np.any(self._wall_force))
@@ -499,6 +506,8 @@ class World(Model):
         if self._wall_force.shape != (n, self.walls.n):
             self._wall_force = np.zeros((n, self.walls.n))
             self._walls_held = False
+        if self._held_wall_friction.shape != (n, self.walls.n, 6):
+            self._held_wall_friction = np.zeros((n, self.walls.n, 6))
         x, v = b.position[:n], b.velocity[:n]
         merge = self.impact_mode == "merge"
         friction, alpha = self._friction_model()
@@ -585,11 +594,13 @@ class World(Model):
             self._friction_work = new_friction_work(len(work.ci), n, self.walls.n, len(work.f_pair))
         fwork = self._friction_work if friction.enabled else self._no_friction_work
         # what the drift changes, kept to run it again should the impact log fill up
-        changed = (bodies.x, bodies.v, bodies.a_smooth, self._wall_force, b.inv_mass[:n], b.mass[:n], b.radius[:n],
-                   b.inv_inertia[:n], b.active[:n], bodies.w, bodies.orientation)  # fmt: skip
+        changed = (bodies.x, bodies.v, bodies.a_smooth, self._wall_force, self._held_wall_friction,
+                   b.inv_mass[:n], b.mass[:n], b.radius[:n], b.inv_inertia[:n], b.active[:n], bodies.w,
+                   bodies.orientation)  # fmt: skip
         kept = [arr.copy() for arr in changed] if settings.log_enabled else []
         while True:
-            carried = Carried(*self._pair_force, self._wall_force, self._walls_held)
+            carried = Carried(*self._pair_force, self._wall_force, self._walls_held, self._held_friction,
+                              self._held_wall_friction)  # fmt: skip
             try:
                 out = drift(bodies, lists, walls, materials, friction, carried, settings, self._log, work, fwork, t0,
                             dt)  # fmt: skip
@@ -606,7 +617,8 @@ class World(Model):
         self._walls_held = out.walls_held
         self.collision_count += int(out.impacts)
         self.event_count += int(out.events)
-        self._pair_force = carried_forces(work, out.n_carried)
+        keys, values, self._held_friction = carried_forces(work, fwork, out.n_carried)
+        self._pair_force = (keys, values)
         if self._sleepers:
             self._keep_sleeping_forces()
         if out.n_log:
@@ -649,6 +661,8 @@ class World(Model):
             "pair_force_keys": self._pair_force[0].copy(),
             "pair_force": self._pair_force[1].copy(),
             "wall_force": self._wall_force.copy(),
+            "held_pair_friction": self._held_friction.copy(),
+            "held_wall_friction": self._held_wall_friction.copy(),
             # sleeping islands: who sleeps (by island), how long each body has been still, the forces kept
             "sleep_island": np.where(self._sleep_state()[0], self._island, -1),
             "still_time": self._still_time.copy(),
@@ -669,8 +683,9 @@ class World(Model):
     def set_state(self, state: dict) -> None:
         """Restore a state from `get_state` (same scene: walls and forces are not part of it)."""
         scalars = ("time", "collision_count", "event_count", "smooth_acceleration", "pair_force_keys", "pair_force",
-                   "wall_force", "sleep_island", "still_time", "sleep_pair_keys", "sleep_pair_force",
-                   "sleep_wall_force", "held_bodies", "held_contacts")  # fmt: skip
+                   "wall_force", "held_pair_friction", "held_wall_friction", "sleep_island", "still_time",
+                   "sleep_pair_keys", "sleep_pair_force", "sleep_wall_force", "held_bodies",
+                   "held_contacts")  # fmt: skip
         self.bodies.restore({k: np.asarray(v) for k, v in state.items() if k not in scalars})
         self._names = list(self.names)  # (kept: names are the scene's, not the state's)
         self.time = float(state["time"])
@@ -684,6 +699,13 @@ class World(Model):
             self._wall_force = np.zeros((n, self.walls.n))
         self._wall_force = self._wall_force.reshape(n, self.walls.n)
         self._walls_held = bool(np.any(self._wall_force))
+        # (a state saved without them, or before any step: friction starts from zero)
+        friction = np.asarray(state.get("held_pair_friction", np.zeros((0, 6))), dtype=float)
+        self._held_friction = (friction.reshape(-1, 6) if friction.size == 6 * len(self._pair_force[0])
+                               else np.zeros((len(self._pair_force[0]), 6)))  # fmt: skip
+        friction = np.asarray(state.get("held_wall_friction", np.zeros(0)), dtype=float)
+        self._held_wall_friction = (friction.reshape(n, self.walls.n, 6) if friction.size == 6 * n * self.walls.n
+                               else np.zeros((n, self.walls.n, 6)))  # fmt: skip
         self.wake()  # (a state from before sleeping existed has every body awake)
         self._friction = None
         if "sleep_island" in state:

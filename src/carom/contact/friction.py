@@ -74,6 +74,12 @@ class FrictionWork(NamedTuple):
     wall_alpha: np.ndarray  # (n, k, 3)
     regime: np.ndarray  # (n,) s: each body's next change of friction regime (slip or rolling reaching 0)
     tw: np.ndarray  # (n,) s: the time each body's spin was last brought to (`carom.kinematics.spin_to`)
+    # the friction force (N) and torque (N m) of each held contact, the next step's warm start: by candidate
+    # entry (on the row's neighbour; its opposite on the row's body), by body and wall (on the body), and
+    # carried out of the drift beside the pair forces' keys (`carom.step.drift.carried_forces`)
+    pair_held: np.ndarray  # (entries, 6)
+    wall_held: np.ndarray  # (n, k, 6)
+    out_held: np.ndarray  # (entries, 6)
 
 
 def new_friction_work(cap: int, n: int, n_wall: int, n_entry: int) -> FrictionWork:
@@ -82,7 +88,8 @@ def new_friction_work(cap: int, n: int, n_wall: int, n_entry: int) -> FrictionWo
                         roll=z((cap, 3)), spin=z(cap), bias=z((cap, 7)), held=z(cap, np.bool_), joint=z((cap, 15)),
                         block=z((2, 7)),
                         pair_a=z((n_entry, 3)), pair_alpha=z((n_entry, 3)), wall_a=z((n, n_wall, 3)),
-                        wall_alpha=z((n, n_wall, 3)), regime=np.full(n, np.inf), tw=z(n))  # fmt: skip
+                        wall_alpha=z((n, n_wall, 3)), regime=np.full(n, np.inf), tw=z(n), pair_held=z((n_entry, 6)),
+                        wall_held=z((n, n_wall, 6)), out_held=z((n_entry, 6)))  # fmt: skip
 
 
 @njit(cache=True, forceinline=True)
@@ -308,13 +315,14 @@ def _unit_or_zero(x0, x1, x2, floor):
 
 
 @njit(cache=True, forceinline=False)
-def friction_modes(sel, ci, cj, cn, radius, v, w, fw, slip_tol, h):
+def friction_modes(sel, ci, cj, cn, radius, v, w, fw, slip_tol, h, zero=True):
     """Start a force solve for the h seconds left: each contact of ``sel`` slides (kinetic friction along its
     slip, ``fw.slide``) if its slip is faster than ``slip_tol`` (m/s), and rolls (kinetic rolling
     resistance) if its rolling rate times R_eff is, and spins (kinetic spinning friction) if its spinning rate
     times R_eff is. A slower slip (rolling, spinning) sticks: static friction takes it out over h
-    (``fw.bias``), as far as the static cone allows. Forces start from 0. (Without friction, rolling
-    resistance or spinning friction, none of these.)"""
+    (``fw.bias``), as far as the static cone allows. Forces start from 0 (with ``zero``; else from those in
+    ``fw.force``, ``fw.torque``). (Without friction, rolling resistance or spinning friction, none of
+    these.)"""
     for c in sel:
         s0, s1, s2 = slip(c, ci, cj, cn, radius, v, w)
         if fw.coef[c, MU_K] == 0.0:
@@ -332,9 +340,10 @@ def friction_modes(sel, ci, cj, cn, radius, v, w, fw, slip_tol, h):
             fw.bias[c, d] = (s0, s1, s2)[d] / h if sticks and h > 0.0 else 0.0
             fw.bias[c, 3 + d] = (q0, q1, q2)[d] / h if rests and h > 0.0 else 0.0
         fw.bias[c, 6] = sigma / h if fw.spin[c] == 0.0 and h > 0.0 else 0.0
-        for d in range(3):
-            fw.force[c, d] = 0.0
-            fw.torque[c, d] = 0.0
+        if zero:
+            for d in range(3):
+                fw.force[c, d] = 0.0
+                fw.torque[c, d] = 0.0
 
 
 @njit(cache=True, forceinline=False)

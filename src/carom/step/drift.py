@@ -43,7 +43,7 @@ from numba import njit
 from ..contact.law import apply_impulse, approach_speed
 from ..contact.layout import APPROACH, IMPULSE, RESTITUTION, TARGET
 from ..contact.log import log_impact
-from ..contact.solver import solve_contacts
+from ..contact.solver import solve_accelerated, solve_contacts, tally_contacts
 from ..errors import CRUSHED, OK, REBUILD, STALLED
 from ..intrinsics import prefetch
 from ..kinematics import advance, advance_all, spin_all
@@ -58,6 +58,7 @@ from .friction import (
     note_regimes,
     record_held,
     spin_contacts,
+    start_held,
     take_off_held,
 )
 from .gather import (
@@ -78,6 +79,7 @@ from .resting import (
     inelastic_selection,
     joins_resting_set,
     mark_rested,
+    normal_targets,
     pair_resting_speed,
     rest_limit,
 )
@@ -144,6 +146,10 @@ class Carried(NamedTuple):
     values: np.ndarray  # (q,) N
     wall_force: np.ndarray  # (n, k) N, by body and wall
     walls_held: bool  # whether any wall_force is nonzero
+    # with friction, the held contacts' friction forces and torques (N, N m: on body j; on the body), else
+    # empty: pairs as ``keys`` (the drift writes the new ones into `FrictionWork.out_held`), walls in place
+    friction: np.ndarray  # (q, 6)
+    wall_friction: np.ndarray  # (n, k, 6)
 
 
 class Settings(NamedTuple):
@@ -254,9 +260,11 @@ def clear_work(work: Work) -> None:
         arr[...] = 0
 
 
-def carried_forces(work: Work, n_carried: int) -> tuple[np.ndarray, np.ndarray]:
-    """Copies of the pair-force keys and values (N) that a drift left in ``work``."""
-    return work.out_keys[:n_carried].copy(), work.out_values[:n_carried].copy()
+def carried_forces(work: Work, fwork, n_carried: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Copies of the pair-force keys and values (N) that a drift left in ``work``, and their friction forces
+    and torques (N, N m; zero without friction) from ``fwork`` (`carom.contact.friction.FrictionWork`)."""
+    held = fwork.out_held[:n_carried].copy() if len(fwork.out_held) else np.zeros((n_carried, 6))
+    return work.out_keys[:n_carried].copy(), work.out_values[:n_carried].copy(), held
 
 
 @njit(cache=True, forceinline=False)
@@ -544,8 +552,9 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
     advance_all(t_end, x, v, a, tb, active)
     if fr.enabled:
         spin_all(t_end, bodies.w, bodies.alpha, bodies.orientation, fw.tw, active)
+    n_carried, walls_held = _carry_out(bodies, lists, carried, w, fr.enabled, fw, held)
+    if fr.enabled:
         clear_held(fw)
-    n_carried, walls_held = _carry_out(bodies, lists, carried, w, held)
     return Outcome(t_end, status, impacts, n_log, capped, events, n_carried, deepest, held, walls_held, stalled)
 
 
@@ -635,11 +644,15 @@ def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_si
                             rest_tol_v)  # fmt: skip
             if fr.enabled:
                 impact_friction(sel[:ns], ci, cj, cn, cw, t0, bodies, fr, fw, lcp_iterations, rest_tol_v)
-        # warm start: each contact's force at the end of the last step (keys i * n + j, i < j)
+        # warm start: each contact's force at the end of the last step (keys i * n + j, i < j), and with
+        # friction, the contacts held in a cluster start from their friction too
+        n_lone = _lone_first(sel, ns, ci, cj, w.per_body, fw.held) if fr.enabled else ns
+        warm_friction = fr.enabled and len(carried.friction) == len(force_keys)
         for s in range(ns):
             c = sel[s]
             i, j = ci[c], cj[c]
             f = 0.0
+            k = -1
             if j < 0:
                 f = wall_force[i, -1 - j]
             elif len(force_keys):
@@ -650,11 +663,24 @@ def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_si
             cw[c, IMPULSE] = f
             if f != 0.0:
                 apply_impulse(c, f, ci, cj, cn, a, inv_mass)
-        contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, w.scratch, w.per_body, h, lcp_iterations,
-                       rest_tol_a, True)  # fmt: skip
+            if fr.enabled:
+                for d in range(3):
+                    fw.force[c, d] = 0.0
+                    fw.torque[c, d] = 0.0
+            if s >= n_lone and f != 0.0:
+                if j < 0:
+                    start_held(c, carried.wall_friction[i, -1 - j], ci, cj, cn, bodies, fw)
+                elif warm_friction:
+                    start_held(c, carried.friction[k], ci, cj, cn, bodies, fw)
+        # Without friction, every force is solved here. With it, only the lone contacts' normal forces: a
+        # cluster's normal and friction rows are solved together from the warm start (`force_friction`),
+        # and a solve of its normal rows alone would only move them towards the frictionless answer.
+        tol_n = normal_targets(sel[:ns], ci, cj, cn, cw, x, v, h, rest_tol_a)
+        solve_accelerated(sel[:n_lone], ci, cj, cn, cw[:, TARGET], a, inv_mass, cw[:, IMPULSE], w.scratch,
+                          w.per_body, lcp_iterations, tol_n, True)  # fmt: skip
         if fr.enabled:
             force_friction(sel[:ns], ci, cj, cn, cw, t0, h, bodies, fr, fw, w.per_body, lcp_iterations,
-                           rest_tol_a, speed_tol)  # fmt: skip
+                           rest_tol_a, speed_tol, True)  # fmt: skip
             note_regimes(sel[:ns], ci, cj, cn, t0, bodies, fw, speed_tol)
         held = ns > 0
         for s in range(ns):
@@ -666,12 +692,32 @@ def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_si
     return nc, deepest, held, fused
 
 
+@njit(cache=True, forceinline=False)
+def _lone_first(sel, ns, ci, cj, per_body, clustered):
+    """Order ``sel[:ns]`` so that the contacts whose bodies touch nothing else among them come first, and mark
+    the others in ``clustered`` (by contact). ``per_body`` is a (bodies,) array that must be all zero (it is
+    left so). Returns how many are lone."""
+    tally_contacts(sel[:ns], ci, cj, per_body, 1.0)
+    for s in range(ns):
+        c = sel[s]
+        clustered[c] = per_body[ci[c]] > 1.0 or (cj[c] >= 0 and per_body[cj[c]] > 1.0)
+    tally_contacts(sel[:ns], ci, cj, per_body, -1.0)
+    n_lone = 0
+    for s in range(ns):
+        c = sel[s]
+        if not clustered[c]:
+            sel[s] = sel[n_lone]
+            sel[n_lone] = c
+            n_lone += 1
+    return n_lone
+
+
 @njit(cache=True, forceinline=False, _nrt=False)
-def _carry_out(bodies, lists, carried, w, held):
+def _carry_out(bodies, lists, carried, w, friction, fw, held):
     """End a drift: the resting forces carried to the next step's warm start (pairs into ``w.out_keys``,
-    ``w.out_values``; walls into ``carried.wall_force``), and the resting set cleared for the next drift
-    (with no contact held, it is clear already). Returns (pair forces carried, whether any wall force is
-    nonzero)."""
+    ``w.out_values``; walls into ``carried.wall_force``; with ``friction``, their friction into
+    ``fw.out_held`` and ``carried.wall_friction``), and the resting set cleared for the next drift (with no
+    contact held, it is clear already). Returns (pair forces carried, whether any wall force is nonzero)."""
     n = bodies.x.shape[0]
     start, nbrs = lists.start, lists.nbrs
     f_pair, rest_pair, f_wall, rest_wall = w.f_pair, w.rest_pair, w.f_wall, w.rest_wall
@@ -682,6 +728,9 @@ def _carry_out(bodies, lists, carried, w, held):
                 if f_pair[m] != 0.0 and nbrs[m] > b:
                     w.out_keys[n_carried] = b * n + nbrs[m]
                     w.out_values[n_carried] = f_pair[m]
+                    if friction:
+                        for d in range(6):
+                            fw.out_held[n_carried, d] = fw.pair_held[m, d]
                     n_carried += 1
         f_pair[:] = 0.0
         rest_pair[:] = False
@@ -692,6 +741,9 @@ def _carry_out(bodies, lists, carried, w, held):
             for k in range(f_wall.shape[1]):
                 carried.wall_force[b, k] = f_wall[b, k]
                 walls_held = walls_held or f_wall[b, k] != 0.0
+                if friction:
+                    for d in range(6):
+                        carried.wall_friction[b, k, d] = fw.wall_held[b, k, d]
         f_wall[:] = 0.0
         rest_wall[:] = False
     return n_carried, walls_held

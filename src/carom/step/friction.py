@@ -97,7 +97,7 @@ def impact_friction(sel, ci, cj, cn, cw, t, bodies, fr, fw, iterations, tol):
 
 
 @njit(cache=True, forceinline=False)
-def force_friction(sel, ci, cj, cn, cw, t, h, bodies, fr, fw, per_body, iterations, tol_a, slip_tol):
+def force_friction(sel, ci, cj, cn, cw, t, h, bodies, fr, fw, per_body, iterations, tol_a, slip_tol, warm=False):
     """The friction forces and torques of the resting contacts ``sel`` (their normal forces solved already by
     `contact_forces` for the h seconds left, in ``cw[:, IMPULSE]``, added to the accelerations).
 
@@ -108,12 +108,17 @@ def force_friction(sel, ci, cj, cn, cw, t, h, bodies, fr, fw, per_body, iteratio
     `POLISH_SWEEPS` of `_joint_sweeps`: its momentum makes the accelerated solve's last iterate no fixed
     point of any contact's own rows, and a pile stopped there could gain energy). Lone sticking
     contacts driven past the static cone then slide (`breakaways`; a held contact at its cone's edge slides
-    already), and all is solved again."""
+    already), and all is solved again. With ``warm``, the forces in ``fw.force``, ``fw.torque`` (applied to
+    the accelerations already; `start_held`) are where the held contacts start, and the others start from
+    0."""
     spin_contacts(sel, ci, cj, t, bodies, fw.tw)
     for c in sel:
         contact_coefficients(c, ci, cj, bodies.radius, fr, fw.coef)
-    friction_modes(sel, ci, cj, cn, bodies.radius, bodies.v, bodies.w, fw, slip_tol, h)
+    friction_modes(sel, ci, cj, cn, bodies.radius, bodies.v, bodies.w, fw, slip_tol, h, not warm)
     clustered = _hold_clusters(sel, ci, cj, cn, bodies, fw, per_body, h)
+    if warm:
+        for c in sel:
+            _trim_start(c, ci, cj, cn, bodies, fw)
     sweeps = min(iterations, FRICTION_SWEEPS)
     for _attempt in range(BREAKAWAY_ROUNDS):
         solve_friction(sel, ci, cj, cn, bodies.radius, bodies.inv_mass, bodies.inv_inertia, bodies.a, bodies.alpha,
@@ -124,6 +129,54 @@ def force_friction(sel, ci, cj, cn, cw, t, h, bodies, fr, fw, per_body, iteratio
             _joint_sweeps(sel, ci, cj, cn, cw, bodies, fw, min(iterations, POLISH_SWEEPS), joint_tol)
         if breakaways(sel, ci, cj, cn, bodies.radius, bodies.a, bodies.alpha, cw[:, IMPULSE], fw, tol_a) == 0:
             break
+
+
+@njit(cache=True, forceinline=False)
+def start_held(c, held, ci, cj, cn, bodies, fw):
+    """Contact c's friction force and torque start at ``held`` (6: force, torque on body j, N and N m; the
+    last step's), less any force along its normal now, applied to the accelerations. Its earlier ones must
+    be off them."""
+    dim = bodies.a.shape[1]
+    along = 0.0
+    for d in range(dim):
+        along += held[d] * cn[c, d]
+    for d in range(3):
+        fw.force[c, d] = held[d] - (along * cn[c, d] if d < dim else 0.0)
+        fw.torque[c, d] = held[3 + d]
+    apply_friction(c, (fw.force[c, 0], fw.force[c, 1], fw.force[c, 2]), (fw.torque[c, 0], fw.torque[c, 1],
+                   fw.torque[c, 2]), ci, cj, cn, bodies.radius, bodies.a, bodies.alpha, bodies.inv_mass,
+                   bodies.inv_inertia)  # fmt: skip
+
+
+@njit(cache=True, forceinline=True)
+def _trim_start(c, ci, cj, cn, bodies, fw):
+    """Of contact c's starting friction (`start_held`), take off what its solve would not move: all of it
+    unless it is held with its cluster (a lone contact starts from 0, so that its regimes stay exact), the
+    force without friction, the rolling torque without rolling resistance, the spinning torque (about the
+    normal, 3D) without spinning friction."""
+    held = fw.held[c]
+    t = (fw.force[c, 0], fw.force[c, 1], fw.force[c, 2])
+    tau = (fw.torque[c, 0], fw.torque[c, 1], fw.torque[c, 2])
+    keep_t = held and (fw.coef[c, MU_S] != 0.0 or fw.coef[c, MU_K] != 0.0)
+    keep_roll = held and fw.coef[c, MU_R] != 0.0
+    keep_spin = held and fw.coef[c, MU_SP] != 0.0 and bodies.alpha.shape[1] == 3
+    kept_tau = (tau[0] if keep_roll else 0.0, 0.0, 0.0)
+    if bodies.alpha.shape[1] == 3:
+        along = tau[0] * cn[c, 0] + tau[1] * cn[c, 1] + tau[2] * cn[c, 2]
+        spin = along if keep_spin else 0.0
+        roll = 1.0 if keep_roll else 0.0
+        kept_tau = (spin * cn[c, 0] + roll * (tau[0] - along * cn[c, 0]),
+                    spin * cn[c, 1] + roll * (tau[1] - along * cn[c, 1]),
+                    spin * cn[c, 2] + roll * (tau[2] - along * cn[c, 2]))  # fmt: skip
+    kept_t = t if keep_t else (0.0, 0.0, 0.0)
+    off_t = (kept_t[0] - t[0], kept_t[1] - t[1], kept_t[2] - t[2])
+    off_tau = (kept_tau[0] - tau[0], kept_tau[1] - tau[1], kept_tau[2] - tau[2])
+    if off_t != (0.0, 0.0, 0.0) or off_tau != (0.0, 0.0, 0.0):
+        apply_friction(c, off_t, off_tau, ci, cj, cn, bodies.radius, bodies.a, bodies.alpha, bodies.inv_mass,
+                       bodies.inv_inertia)  # fmt: skip
+    for d in range(3):
+        fw.force[c, d] = kept_t[d]
+        fw.torque[c, d] = kept_tau[d]
 
 
 @njit(cache=True, forceinline=False)
@@ -398,6 +451,15 @@ def record_held(c, held, ci, cj, ck, cn, start, nbrs, bodies, fw):
     dim, rot = bodies.a.shape[1], bodies.alpha.shape[1]
     t = (fw.force[c, 0], fw.force[c, 1], fw.force[c, 2]) if held else (0.0, 0.0, 0.0)
     tau = (fw.torque[c, 0], fw.torque[c, 1], fw.torque[c, 2]) if held else (0.0, 0.0, 0.0)
+    for d in range(3):
+        if j < 0:
+            fw.wall_held[i, -1 - j, d] = t[d]
+            fw.wall_held[i, -1 - j, 3 + d] = tau[d]
+        else:
+            fw.pair_held[m_i, d] = t[d]
+            fw.pair_held[m_i, 3 + d] = tau[d]
+            fw.pair_held[m_j, d] = -t[d]
+            fw.pair_held[m_j, 3 + d] = -tau[d]
     dv, dw = body_change(i, -1.0, t, tau, cn, c, bodies.radius[i], bodies.inv_mass, bodies.inv_inertia, dim)
     for d in range(3):
         if j < 0:
@@ -427,8 +489,10 @@ def note_regimes(sel, ci, cj, cn, t, bodies, fw, slip_tol):
 
 @njit(cache=True, forceinline=False, _nrt=False)
 def clear_held(fw):
-    """Zero the held contributions at the end of a drift (each drift solves its friction anew)."""
+    """Zero the held contributions at the end of a drift, once carried out (`carom.step.drift`)."""
     fw.pair_a[:] = 0.0
     fw.pair_alpha[:] = 0.0
     fw.wall_a[:] = 0.0
     fw.wall_alpha[:] = 0.0
+    fw.pair_held[:] = 0.0
+    fw.wall_held[:] = 0.0

@@ -25,16 +25,25 @@ MOTION_FRACTION = 1e-3
 @njit(cache=True, forceinline=False)
 def contact_forces(sel, ci, cj, cn, cw, x, v, a, inv_mass, scratch, per_body, h, iterations, tol, warm=False):
     """Normal forces of the resting contacts ``sel`` for the h seconds left in the step, added to the
-    accelerations ``a`` (bodies of inverse mass 0 in ``inv_mass`` are held).
+    accelerations ``a`` (bodies of inverse mass 0 in ``inv_mass`` are held): their targets
+    (`normal_targets`), then the solve. With ``warm``, the forces in the IMPULSE column (already applied to
+    ``a``) are the starting point."""
+    tol = normal_targets(sel, ci, cj, cn, cw, x, v, h, tol)
+    return solve_accelerated(sel, ci, cj, cn, cw[:, TARGET], a, inv_mass, cw[:, IMPULSE], scratch,
+                             per_body, iterations, tol, warm)  # fmt: skip
+
+
+@njit(cache=True, forceinline=False)
+def normal_targets(sel, ci, cj, cn, cw, x, v, h, tol):
+    """Each resting contact's target (``cw[:, TARGET]``) for the h seconds left, and the tolerance of its
+    force solve (m/s^2): ``tol``, or `MOTION_FRACTION` of the contacts' speeds over h if looser.
 
     A contact of gap g (0 while touching) and approach speed u is a constraint on the normal acceleration
     of approach, ``a_n <= kappa + |v_t|^2 / D`` (the last term: the gap a sliding pair opens by curvature),
     force >= 0, complementary. ``kappa = 2 (g - u h) / h^2`` keeps the gap >= 0 at the end of the step;
     it is raised to ``-u / h`` when that asks more than stopping the approach by then, so the force never
     turns an approach into a separation: what closes within the step is left to the position projection.
-    Solved to ``tol`` (m/s^2), or to `MOTION_FRACTION` of the contacts' speeds if looser.
-    A touching pair at rest has kappa = 0 (the gap does not start to close): exact resting contact. With
-    ``warm``, the forces in the IMPULSE column (already applied to ``a``) are the starting point."""
+    A touching pair at rest has kappa = 0 (the gap does not start to close): exact resting contact."""
     u_max = 0.0
     for c in sel:
         u = approach_speed(c, ci, cj, cn, v)
@@ -45,8 +54,7 @@ def contact_forces(sel, ci, cj, cn, cw, x, v, a, inv_mass, scratch, per_body, h,
         cw[c, TARGET] = -(kappa + centripetal(c, ci, cj, cn, x, v))
     if h > 0.0:
         tol = max(tol, MOTION_FRACTION * u_max / h)
-    return solve_accelerated(sel, ci, cj, cn, cw[:, TARGET], a, inv_mass, cw[:, IMPULSE], scratch,
-                             per_body, iterations, tol, warm)  # fmt: skip
+    return tol
 
 
 @njit(cache=True, forceinline=True)
