@@ -31,6 +31,20 @@ def tally_contacts(active, ci, cj, per_body, amount):
 
 
 @njit(cache=True, forceinline=True)
+def mark_clustered(active, ci, cj, per_body, clustered):
+    """Mark in ``clustered`` (by contact) each contact of ``active`` that shares a body with another of them
+    (the contacts of a pile, as against a ball alone on a floor). ``per_body`` is a (bodies,) array that must
+    be all zero (it is left so). Returns whether any is marked."""
+    tally_contacts(active, ci, cj, per_body, 1.0)
+    marked = False
+    for c in active:
+        clustered[c] = per_body[ci[c]] > 1.0 or (cj[c] >= 0 and per_body[cj[c]] > 1.0)
+        marked = marked or clustered[c]
+    tally_contacts(active, ci, cj, per_body, -1.0)
+    return marked
+
+
+@njit(cache=True, forceinline=True)
 def nesterov_momentum(theta, restart):
     """Nesterov's extrapolation weight for the next step and the next theta (start from theta = 1), or
     (0, 1) where ``restart`` (the momentum points against the gradient: O'Donoghue and Candes' adaptive

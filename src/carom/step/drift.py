@@ -43,7 +43,7 @@ from numba import njit
 from ..contact.law import apply_impulse, approach_speed
 from ..contact.layout import APPROACH, IMPULSE, RESTITUTION, TARGET
 from ..contact.log import log_impact
-from ..contact.solver import solve_accelerated, solve_contacts, tally_contacts
+from ..contact.solver import mark_clustered, solve_accelerated, solve_contacts
 from ..errors import CRUSHED, OK, REBUILD, STALLED
 from ..intrinsics import prefetch
 from ..kinematics import advance, advance_all, spin_all
@@ -697,11 +697,7 @@ def _lone_first(sel, ns, ci, cj, per_body, clustered):
     """Order ``sel[:ns]`` so that the contacts whose bodies touch nothing else among them come first, and mark
     the others in ``clustered`` (by contact). ``per_body`` is a (bodies,) array that must be all zero (it is
     left so). Returns how many are lone."""
-    tally_contacts(sel[:ns], ci, cj, per_body, 1.0)
-    for s in range(ns):
-        c = sel[s]
-        clustered[c] = per_body[ci[c]] > 1.0 or (cj[c] >= 0 and per_body[cj[c]] > 1.0)
-    tally_contacts(sel[:ns], ci, cj, per_body, -1.0)
+    mark_clustered(sel[:ns], ci, cj, per_body, clustered)
     n_lone = 0
     for s in range(ns):
         c = sel[s]

@@ -46,7 +46,7 @@ from ..contact.friction import (
 )
 from ..contact.law import apply_impulse, approach_speed
 from ..contact.layout import IMPULSE, TARGET
-from ..contact.solver import nesterov_momentum, solve_contacts, tally_contacts
+from ..contact.solver import mark_clustered, nesterov_momentum, solve_contacts, tally_contacts
 from ..kinematics import spin_to
 from .predict import NO_PARTNER
 from .resting import MOTION_FRACTION
@@ -188,13 +188,10 @@ def _hold_clusters(sel, ci, cj, cn, bodies, fw, per_body, h):
     contact ever harder, a problem without a solution: Painleve's paradox. A dense pile then gained up to
     42 J in a step.) ``per_body`` is a (bodies,) array that must be all zero (it is left so). Returns
     whether any contact is held so."""
-    tally_contacts(sel, ci, cj, per_body, 1.0)
-    clustered = False
+    clustered = mark_clustered(sel, ci, cj, per_body, fw.held)
     for c in sel:
-        fw.held[c] = per_body[ci[c]] > 1.0 or (cj[c] >= 0 and per_body[cj[c]] > 1.0)
         if not fw.held[c]:
             continue
-        clustered = True
         if fw.slide[c, 0] != 0.0 or fw.slide[c, 1] != 0.0 or fw.slide[c, 2] != 0.0:
             fw.coef[c, MU_S] = fw.coef[c, MU_K]
         s = slip(c, ci, cj, cn, bodies.radius, bodies.v, bodies.w) if fw.coef[c, MU_K] != 0.0 else (0.0, 0.0, 0.0)
@@ -206,7 +203,6 @@ def _hold_clusters(sel, ci, cj, cn, bodies, fw, per_body, h):
             fw.bias[c, 3 + d] = q[d] / h if h > 0.0 else 0.0
         fw.bias[c, 6] = spinning(c, ci, cj, cn, bodies.w) / h if h > 0.0 and fw.coef[c, MU_SP] != 0.0 else 0.0
         fw.spin[c] = 0.0
-    tally_contacts(sel, ci, cj, per_body, -1.0)
     return clustered
 
 
