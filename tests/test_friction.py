@@ -214,6 +214,32 @@ def test_a_sliding_ball_is_exact_while_others_rest_on_each_other(dim):
         assert w.velocities[0, dim - 1] == 0.0
 
 
+@pytest.mark.parametrize("dim", [2, 3])
+def test_a_ball_on_a_fixed_body_moves_as_if_no_other_ball_touched_that_body(dim):
+    """A ball struck on top of a large fixed ball (its ground), with and without a second ball rolling off
+    the far side of the same fixed ball: the first ball slides, rolls and leaves the ground the same way to
+    round-off. A body of infinite mass passes nothing from one contact to another, so each contact is solved
+    alone, its regime changes exact events; held with the other as one cluster, it slid to rolling to first
+    order in dt."""
+    mu, radius, ground = 0.3, 0.05, 5.0
+
+    def run(other):
+        w = carom.World(dim=dim, gravity=-G * up(dim))
+        w.add_body(position=-ground * up(dim), velocity=0 * up(dim), radius=ground, fixed=True, restitution=0.5,
+                   static_friction=mu)  # fmt: skip
+        w.add_body(position=radius * up(dim), velocity=along(dim, 1.0), mass=1.0, radius=radius, restitution=0.5,
+                   static_friction=mu)  # fmt: skip
+        if other:
+            side = np.eye(dim)[0] * math.sin(-0.8) + up(dim) * math.cos(-0.8)
+            w.add_body(position=-ground * up(dim) + (ground + radius) * side, velocity=0 * up(dim), mass=1.0,
+                       radius=radius, restitution=0.5, static_friction=mu)  # fmt: skip
+        w.run(until=0.3, dt=0.01)
+        return w.positions[1], w.velocities[1], np.atleast_1d(w.angular_velocities[1])
+
+    for alone, beside in zip(run(False), run(True), strict=True):
+        np.testing.assert_allclose(beside, alone, rtol=0, atol=1e-12)
+
+
 def test_backspin_leaves_three_sevenths():
     w = floor_world(3)
     v0, radius = 1.5, 0.03
@@ -597,20 +623,24 @@ def test_a_frictional_pile_comes_to_rest(dim, n):
 
 def test_a_poured_frictional_heap_stands_steeper_than_a_smooth_one():
     """100 disks poured one at a time onto a rough floor (`carom.canonical.poured_heap`) build a heap whose
-    angle of repose friction sets: with mu = 0.5 and rolling resistance 0.1 the heap stands at rest with a
-    slope well above the smooth heap's, which only the rough floor and the disks' interlocking hold up
-    (measured 25.9 and 13.8 degrees). The test asks for 5 degrees between them, and the frictional heap at
-    rest."""
+    angle of repose friction sets: with mu = 0.5 and rolling resistance 0.1 the heaps stand at rest with
+    slopes well above the smooth heaps', which only the rough floor and the disks' interlocking hold up.
+    One heap of 100 is a chaotic draw: over seeds 0-3, 18.8-32.3 degrees (mean 25.5) with friction and
+    12.2-23.1 (mean 16.9) without. The test asks for 5 degrees between the means of those four seeds, and
+    every frictional heap at rest."""
     from carom.canonical import heap_angle, poured_heap
 
-    angles = []
+    means = []
     for mu, mu_r in ((0.5, 0.1), (0.0, 0.0)):
-        w = poured_heap(100, dim=2, friction=mu, rolling_resistance=mu_r, settle=10.0)
-        heap = slice(len(w.positions) - 100, None)
-        angles.append(heap_angle(w.positions[heap], w.radii[heap], base=0.1))
-        if mu:
-            assert np.linalg.norm(w.velocities, axis=1).max() < 1e-3
-    rough, smooth = angles
+        angles = []
+        for seed in range(4):
+            w = poured_heap(100, dim=2, friction=mu, rolling_resistance=mu_r, settle=10.0, seed=seed)
+            heap = slice(len(w.positions) - 100, None)
+            angles.append(heap_angle(w.positions[heap], w.radii[heap], base=0.1))
+            if mu:
+                assert np.linalg.norm(w.velocities, axis=1).max() < 1e-3
+        means.append(np.mean(angles))
+    rough, smooth = means
     assert rough >= smooth + 5.0
 
 

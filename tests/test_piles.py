@@ -229,24 +229,26 @@ def test_accelerated_solver_finds_the_known_solution_in_any_order(seed, n, m):
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 2**31), st.integers(2, 12), st.integers(1, 30))
-def test_a_contact_is_clustered_exactly_when_it_shares_a_body_with_another(seed, n, m):
+def test_a_contact_is_clustered_exactly_when_it_shares_a_movable_body_with_another(seed, n, m):
     """`mark_clustered`, which decides which contacts are held with a pile and which are solved alone (a
-    ball on a floor, exact in time), against its definition over random contacts between bodies and walls:
-    a contact is clustered when another of the chosen ones touches one of its bodies. Contacts not chosen
-    keep their marks, and the count per body is left all zero."""
+    ball on a floor, exact in time), against its definition over random contacts between bodies, fixed
+    bodies and walls: a contact is clustered when another of the chosen ones touches one of its movable
+    bodies (through a fixed body, contacts do not act on each other). Contacts not chosen keep their marks,
+    and the count per body is left all zero."""
     from carom.contact.solver import mark_clustered
 
     rng = np.random.default_rng(seed)
     ci = rng.integers(0, n, m)
     cj = rng.integers(-2, n, m)
     cj = np.where(cj == ci, -1, cj)  # a wall instead of a body with itself
+    inv_mass = np.where(rng.random(n) < 0.3, 0.0, rng.uniform(0.5, 2.0, n))
     chosen = np.flatnonzero(rng.random(m) < 0.7)
-    bodies = [{ci[c]} | ({cj[c]} if cj[c] >= 0 else set()) for c in range(m)]
+    bodies = [{b for b in (ci[c], cj[c]) if b >= 0 and inv_mass[b] != 0.0} for c in range(m)]
     expected = rng.random(m) < 0.5  # what the contacts not chosen hold, untouched
     for c in chosen:
         expected[c] = any(bodies[c] & bodies[k] for k in chosen if k != c)
     marks, per_body = ~expected.copy(), np.zeros(n)
     marks[np.setdiff1d(np.arange(m), chosen)] = expected[np.setdiff1d(np.arange(m), chosen)]
-    assert mark_clustered(chosen, ci, cj, per_body, marks) == bool(expected[chosen].any())
+    assert mark_clustered(chosen, ci, cj, inv_mass, per_body, marks) == bool(expected[chosen].any())
     np.testing.assert_array_equal(marks, expected)
     assert not per_body.any()

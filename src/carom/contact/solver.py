@@ -31,17 +31,24 @@ def tally_contacts(active, ci, cj, per_body, amount):
 
 
 @njit(cache=True, forceinline=True)
-def mark_clustered(active, ci, cj, per_body, clustered):
-    """Mark in ``clustered`` (by contact) each contact of ``active`` that shares a body with another of them
-    (the contacts of a pile, as against a ball alone on a floor). ``per_body`` is a (bodies,) array that must
-    be all zero (it is left so). Returns whether any is marked."""
+def mark_clustered(active, ci, cj, inv_mass, per_body, clustered):
+    """Mark in ``clustered`` (by contact) each contact of ``active`` that shares a movable body with another of
+    them (the contacts of a pile, as against a ball alone on a floor, or alone on a fixed body that others
+    touch too: through a body of inverse mass 0 in ``inv_mass``, contacts do not act on each other).
+    ``per_body`` is a (bodies,) array that must be all zero (it is left so). Returns whether any is marked."""
     tally_contacts(active, ci, cj, per_body, 1.0)
     marked = False
     for c in active:
-        clustered[c] = per_body[ci[c]] > 1.0 or (cj[c] >= 0 and per_body[cj[c]] > 1.0)
+        clustered[c] = _shared(ci[c], inv_mass, per_body) or (cj[c] >= 0 and _shared(cj[c], inv_mass, per_body))
         marked = marked or clustered[c]
     tally_contacts(active, ci, cj, per_body, -1.0)
     return marked
+
+
+@njit(cache=True, forceinline=True)
+def _shared(b, inv_mass, per_body):
+    """Whether movable body b takes part in more than one of the contacts counted in ``per_body``."""
+    return inv_mass[b] != 0.0 and per_body[b] > 1.0
 
 
 @njit(cache=True, forceinline=True)
@@ -114,13 +121,14 @@ def solve_accelerated(active, ci, cj, normal, target, rate, inv_mass, out, scrat
     """`solve_contacts`'s problem by accelerated projected gradient: Nesterov's method with adaptive restart
     (APGD, as in Chrono). Every contact moves at once from the same rates, a Jacobi-type sweep, so the
     result does not depend on the contacts' order; the step is ``1 / L``, L the Gershgorin bound of the
-    Delassus operator ``J M^-1 J^T`` (no line search), except for a contact whose bodies touch nothing else
-    in the set (a ball alone on a floor): it steps by the inverse of its own diagonal entry, so it is solved
-    exactly in the first sweep, whatever the rest of the set (the rest's bound would leave it converged
-    only to ``tol``). It converges in O(sqrt(kappa)) sweeps, kappa that operator's condition number (about
-    the square of a pile's depth in layers), where Gauss-Seidel needs O(kappa); the projection onto
-    ``out >= 0`` becomes one onto a friction cone for tangential rows. (Every contact stepping by its own
-    row's bound, a diagonal metric that also converges, made no measured difference on random piles.)
+    Delassus operator ``J M^-1 J^T`` (no line search), except for a contact whose movable bodies touch
+    nothing else in the set (a ball alone on a floor, or on a fixed body): it steps by the inverse of its
+    own diagonal entry, so it is solved exactly in the first sweep, whatever the rest of the set (the
+    rest's bound would leave it converged only to ``tol``). It converges in O(sqrt(kappa)) sweeps, kappa
+    that operator's condition number (about the square of a pile's depth in layers), where Gauss-Seidel
+    needs O(kappa); the projection onto ``out >= 0`` becomes one onto a friction cone for tangential rows.
+    (Every contact stepping by its own row's bound, a diagonal metric that also converges, made no measured
+    difference on random piles.)
 
     ``scratch`` is a (contacts, >= 3) work array (columns: the extrapolated point, the trial point, the
     contact's L) and ``per_body`` a (bodies,) array that must be all zero (it is left so). Returns the
@@ -134,7 +142,7 @@ def solve_accelerated(active, ci, cj, normal, target, rate, inv_mass, out, scrat
         lip = max(lip, inv_mass[i] * per_body[i] + (inv_mass[j] * per_body[j] if j >= 0 else 0.0))
     for c in active:
         i, j = ci[c], cj[c]
-        alone = per_body[i] == 1.0 and (j < 0 or per_body[j] == 1.0)
+        alone = not _shared(i, inv_mass, per_body) and (j < 0 or not _shared(j, inv_mass, per_body))
         scratch[c, 2] = inv_mass[i] + (inv_mass[j] if j >= 0 else 0.0) if alone else lip
     tally_contacts(active, ci, cj, per_body, -1.0)
     for c in active:

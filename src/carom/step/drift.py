@@ -646,7 +646,7 @@ def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_si
                 impact_friction(sel[:ns], ci, cj, cn, cw, t0, bodies, fr, fw, lcp_iterations, rest_tol_v)
         # warm start: each contact's force at the end of the last step (keys i * n + j, i < j), and with
         # friction, the contacts held in a cluster start from their friction too
-        n_lone = _lone_first(sel, ns, ci, cj, w.per_body, fw.held) if fr.enabled else ns
+        n_lone = _lone_first(sel, ns, ci, cj, inv_mass, w.per_body, fw.held) if fr.enabled else ns
         warm_friction = fr.enabled and len(carried.friction) == len(force_keys)
         for s in range(ns):
             c = sel[s]
@@ -693,11 +693,11 @@ def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_si
 
 
 @njit(cache=True, forceinline=False)
-def _lone_first(sel, ns, ci, cj, per_body, clustered):
-    """Order ``sel[:ns]`` so that the contacts whose bodies touch nothing else among them come first, and mark
-    the others in ``clustered`` (by contact). ``per_body`` is a (bodies,) array that must be all zero (it is
-    left so). Returns how many are lone."""
-    mark_clustered(sel[:ns], ci, cj, per_body, clustered)
+def _lone_first(sel, ns, ci, cj, inv_mass, per_body, clustered):
+    """Order ``sel[:ns]`` so that the contacts whose movable bodies touch nothing else among them come first,
+    and mark the others in ``clustered`` (by contact; `mark_clustered`). ``per_body`` is a (bodies,) array
+    that must be all zero (it is left so). Returns how many are lone."""
+    mark_clustered(sel[:ns], ci, cj, inv_mass, per_body, clustered)
     n_lone = 0
     for s in range(ns):
         c = sel[s]

@@ -101,7 +101,7 @@ def force_friction(sel, ci, cj, cn, cw, t, h, bodies, fr, fw, per_body, iteratio
     """The friction forces and torques of the resting contacts ``sel`` (their normal forces solved already by
     `contact_forces` for the h seconds left, in ``cw[:, IMPULSE]``, added to the accelerations).
 
-    A contact whose bodies touch nothing else in ``sel`` (a ball on a floor) is kinetic where it slides,
+    A contact whose movable bodies touch nothing else in ``sel`` (a ball on a floor) is kinetic where it slides,
     rolls or spins, static otherwise (`friction_modes`; slower than ``slip_tol``, m/s, it sticks), so that
     its changes of regime are exact events. Contacts in a cluster are held over the h seconds instead
     (`_hold_clusters`), and their normal and friction rows solved together (`solve_joint`, then
@@ -181,14 +181,14 @@ def _trim_start(c, ci, cj, cn, bodies, fw):
 
 @njit(cache=True, forceinline=False)
 def _hold_clusters(sel, ci, cj, cn, bodies, fw, per_body, h):
-    """Hold the contacts of ``sel`` that share a body with another contact of ``sel`` at the level of
+    """Hold the contacts of ``sel`` that share a movable body with another contact of ``sel`` at the level of
     velocities: no kinetic row along the present slip (rolling, spinning); static rows that take all of it
     out over the h seconds left (``fw.bias``), as far as the cone allows, and that cone the kinetic one
     where the contact slides now. (On accelerations, kinetic friction along the slip can push a wedged
     contact ever harder, a problem without a solution: Painleve's paradox. A dense pile then gained up to
     42 J in a step.) ``per_body`` is a (bodies,) array that must be all zero (it is left so). Returns
     whether any contact is held so."""
-    clustered = mark_clustered(sel, ci, cj, per_body, fw.held)
+    clustered = mark_clustered(sel, ci, cj, bodies.inv_mass, per_body, fw.held)
     for c in sel:
         if not fw.held[c]:
             continue
