@@ -12,6 +12,10 @@ in one step, and the body-steps per second; overlaps and energy are measured aft
 the timing. A peer that is not installed is skipped (``pip install '.[bench]'`` installs both).
 
     python benchmarks/piles.py --n 1000 --dt 0.016667 --until 10
+
+A landing pile is chaotic: a change of round-off moves its whole history, and with it the wall time, the
+deepest overlap and the largest energy gain (docs/performance.md, "Landing piles seed by seed").
+``--seed 1 2 3`` runs each seed's pile in every engine, a row each (default: seed 1).
 """
 
 from __future__ import annotations
@@ -27,10 +31,10 @@ FRICTION = 0.5  # the peers' Coulomb coefficient (carom's: --friction, default 0
 SCENES = {2: {"radius": 0.1, "g": 9.0}, 3: {"radius": 0.05, "g": 9.81}}
 
 
-def _scene(n: int, dim: int, friction: float = 0.0):
+def _scene(n: int, dim: int, friction: float = 0.0, seed: int = 1):
     from carom.canonical import pile
 
-    return pile(n, dim=dim, seed=1, e=0.5, friction=friction, **SCENES[dim])
+    return pile(n, dim=dim, seed=seed, e=0.5, friction=friction, **SCENES[dim])
 
 
 class _Watch:
@@ -86,9 +90,9 @@ def _watch(dim: int, ref) -> _Watch:
     return _Watch(SCENES[dim]["radius"], SCENES[dim]["g"], ref.walls.point.min(axis=0), ref.walls.point.max(axis=0))
 
 
-def run_carom(n: int, dim: int, dt: float, until: float, friction: float = 0.0) -> dict:
-    _scene(n, dim, friction).step(dt)  # compile (or load from Numba's cache) outside the timing
-    w = _scene(n, dim, friction)
+def run_carom(n: int, dim: int, dt: float, until: float, friction: float = 0.0, seed: int = 1) -> dict:
+    _scene(n, dim, friction, seed).step(dt)  # compile (or load from Numba's cache) outside the timing
+    w = _scene(n, dim, friction, seed)
 
     def state():
         return w.positions, w.velocities, w.kinetic_energy() - 0.5 * float((w.velocities**2).sum())
@@ -96,10 +100,10 @@ def run_carom(n: int, dim: int, dt: float, until: float, friction: float = 0.0) 
     return _run("carom", lambda: w.step(dt), state, _watch(dim, w), n, _steps(until, dt))
 
 
-def run_pymunk(n: int, dt: float, until: float) -> dict:
+def run_pymunk(n: int, dt: float, until: float, seed: int = 1) -> dict:
     import pymunk
 
-    ref = _scene(n, 2)
+    ref = _scene(n, 2, seed=seed)
     radius, g = SCENES[2]["radius"], SCENES[2]["g"]
     space = pymunk.Space()
     space.gravity = (0.0, -g)
@@ -126,10 +130,10 @@ def run_pymunk(n: int, dt: float, until: float) -> dict:
     return _run("pymunk", lambda: space.step(dt), state, _watch(2, ref), n, _steps(until, dt))
 
 
-def run_pybullet(n: int, dt: float, until: float) -> dict:
+def run_pybullet(n: int, dt: float, until: float, seed: int = 1) -> dict:
     import pybullet as pb
 
-    ref = _scene(n, 3)
+    ref = _scene(n, 3, seed=seed)
     radius, g = SCENES[3]["radius"], SCENES[3]["g"]
     client = pb.connect(pb.DIRECT)
     pb.setGravity(0.0, 0.0, -g, physicsClientId=client)
@@ -210,6 +214,8 @@ def main(argv=None) -> None:
     parser.add_argument("--dim", type=int, choices=(2, 3), nargs="*", default=[2, 3])
     parser.add_argument("--friction", type=float, default=0.0, help="carom's Coulomb coefficient (bodies and "
                         f"walls; the peers always have {FRICTION})")  # fmt: skip
+    parser.add_argument("--seed", type=int, nargs="*", default=[1], help="the piles' random seeds, a row each "
+                        "(a landing pile is chaotic: one seed's time, overlap and energy gain are one draw)")
     parser.add_argument("--scaling", type=int, nargs="*", help="instead: the cost per contact of settled "
                         "hexagonal 2D piles of these sizes, awake")  # fmt: skip
     args = parser.parse_args(argv)
@@ -219,17 +225,18 @@ def main(argv=None) -> None:
     print("| pile | engine | dt | simulated s | wall s | at rest | mean speed m/s | deepest overlap / R, any step | "
           "largest energy gain of a step, J | body-steps/s |")
     print("|---|---|---:|---:|---:|---|---:|---:|---:|---:|")
-    for dim in args.dim:
-        runs = [lambda dim=dim: run_carom(args.n, dim, args.dt, args.until, args.friction)]
+    for dim, seed in ((dim, seed) for dim in args.dim for seed in args.seed):
+        runs = [lambda dim=dim, seed=seed: run_carom(args.n, dim, args.dt, args.until, args.friction, seed)]
         peer = (run_pymunk, "pymunk") if dim == 2 else (run_pybullet, "pybullet")
         try:
             __import__(peer[1])
-            runs.append(lambda peer=peer[0]: peer(args.n, args.dt, args.until))
+            runs.append(lambda peer=peer[0], seed=seed: peer(args.n, args.dt, args.until, seed))
         except ImportError:
             print(f"| {dim}D | {peer[1]}: not installed (pip install '.[bench]') | | | | | | | | |")
+        label = f"{dim}D, n = {args.n:,}" + (f", seed {seed}" if args.seed != [1] else "")
         for run in runs:
             r = run()
-            print(f"| {dim}D, n = {args.n:,} | {r['engine']} | {args.dt:.4g} | {args.until:g} | {r['wall s']:.3g} | "
+            print(f"| {label} | {r['engine']} | {args.dt:.4g} | {args.until:g} | {r['wall s']:.3g} | "
                   f"{'yes' if r['at rest'] else 'no'} | {r['mean speed']:.2e} | {r['overlap / R']:.2e} | "
                   f"{r['energy gain J']:.2g} | {r['body-steps/s']:.3g} |", flush=True)  # fmt: skip
 
