@@ -511,8 +511,28 @@ def test_barely_moving_touching_pairs_give_the_next_new_contact(shape_a, shape_b
     check_touching_start(shape_a, shape_b, data, horizon, scale / horizon)
 
 
-def check_touching_start(shape_a, shape_b, data, horizon, scale):
-    """The shapes of the two tests above placed touching, their motions drawn and times ``scale``, checked."""
+@settings(deadline=None, max_examples=100)
+@given(shape_a=convex_shapes(), shape_b=convex_shapes(), data=st.data(), horizon=st.floats(0.01, 2.0),
+       scale=st.sampled_from([0.0, 1e-13, 1e-11]), margin=st.floats(2.0, 10.0))  # fmt: skip
+def test_a_still_touching_pair_slower_than_the_speed_round_off_has_no_new_contact(shape_a, shape_b, data, horizon,
+                                                                                  scale, margin):  # fmt: skip
+    """A touching pair whose points all move by less than half the touching distance within the horizon, and
+    more slowly than half the speed round-off ``speed_tol`` (a stack at rest, whose round-off is the scene's
+    speed scale): no touching feature can approach faster than ``speed_tol`` and none can reach a gap of 0,
+    so there is no new contact (the search answers without placing a feature)."""
+    _, motion_a, motion_b = touching_motions(shape_a, shape_b, data, scale / horizon)
+    slack = default_slack(shape_a, motion_a, shape_b, motion_b)
+    assume(2.0 * speed_bound(shape_a, motion_a, shape_b, motion_b, horizon) * horizon < 0.99 * slack)
+    fastest = 0.0
+    for shape, m in ((shape_a, motion_a), (shape_b, motion_b)):
+        fastest += math.hypot(m[2], m[3]) + abs(m[7]) * shape.size
+    found = first_contact_time(shape_a, motion_a, shape_b, motion_b, horizon, slack, margin * fastest)
+    assert found.time is None and found.cleared == horizon
+
+
+def touching_motions(shape_a, shape_b, data, scale):
+    """A placed touching B (B at the origin, or a floor, tilted at random), and both motions drawn and times
+    ``scale``: ``(shape_b, motion_a, motion_b)`` (``motion_b`` None for a floor)."""
     draw = data.draw
     angle_a = draw(st.floats(-3.0, 3.0))
     if isinstance(shape_b, Wall):
@@ -525,6 +545,12 @@ def check_touching_start(shape_a, shape_b, data, horizon, scale):
     velocity_a = np.array(planar(draw, -2.0, 2.0)) * scale
     accel_a = np.array(planar(draw, -5.0, 5.0)) * scale
     motion_a = motion(start, velocity_a, accel_a, angle_a, draw(st.floats(-10.0, 10.0)) * scale)
+    return shape_b, motion_a, motion_b
+
+
+def check_touching_start(shape_a, shape_b, data, horizon, scale):
+    """The shapes of the two tests above placed touching, their motions drawn and times ``scale``, checked."""
+    shape_b, motion_a, motion_b = touching_motions(shape_a, shape_b, data, scale)
     assert_next_new_contact(shape_a, motion_a, shape_b, motion_b, horizon)
 
 

@@ -458,6 +458,24 @@ def _displacement_bound(motion, reach, horizon):
             + abs(motion[7]) * reach) * horizon  # fmt: skip
 
 
+@njit(cache=True, forceinline=True)
+def _feature_report(ka, kab, slack):
+    """(kab,) the gap (m) at which each vertex feature of a touching pair (A's ``ka`` vertices, then B's) is a
+    contact: ``slack``, or inf for a feature that never counts (-inf, set later, while one is held)."""
+    report = np.full(kab, slack)
+    # A vertex's distance to a point shape is never less than the point's distance to the vertex's shape:
+    # against a disk only the disk's own feature counts (else a disk rolling over a corner is a contact).
+    report[: ka if kab - ka == 1 and ka > 1 else 0] = INF
+    report[ka if ka == 1 else kab :] = INF
+    return report
+
+
+@njit(cache=True, forceinline=True)
+def _speed_bound(motion, reach):
+    """The greatest speed (m/s) now of a body's material point within ``reach`` (m) of its frame origin."""
+    return math.hypot(motion[2], motion[3]) + abs(motion[7]) * reach
+
+
 @njit(cache=True, forceinline=False)
 def _touching_feature_approaches(motion_a, motion_b, placed, placed_normals, ka, radii, report, slack, speed_tol):
     """Whether a touching feature (gap within ``slack``) of a pair placed at 0 approaches faster than
@@ -490,22 +508,22 @@ def _touching_pair_time(verts_a, radius_a, motion_a, verts_b, radius_b, motion_b
     kab = placed.shape[0]
     radii = radius_a + radius_b
     room = slack + radii
-    report = np.full(kab, slack)  # the gap (m) at which each feature is a contact; -inf while it is held
-    # A vertex's distance to a point shape is never less than the point's distance to the vertex's shape:
-    # against a disk only the disk's own feature counts (else a disk rolling over a corner is a contact).
-    report[: ka if kab - ka == 1 and ka > 1 else 0] = INF
-    report[ka if ka == 1 else kab :] = INF
     # A pair that barely moves (a pile at rest): no feature that does not touch (gap > slack) can reach 0 while
     # every point moves by less than the slack, nor can a touching one after opening beyond OPENED slack; the
     # gap of a vertex to a convex outline changes by no more than the two bodies' displacements together. Half
     # the margin is kept for the gaps' round-off.
-    moves = _displacement_bound(motion_a, circumradius(verts_a), horizon)
-    moves += _displacement_bound(motion_b, circumradius(verts_b), horizon)
+    reach_a, reach_b = circumradius(verts_a), circumradius(verts_b)
+    moves = _displacement_bound(motion_a, reach_a, horizon) + _displacement_bound(motion_b, reach_b, horizon)
     if 2.0 * moves < OPENED * slack:
+        # (no feature's gap changes faster than the two bodies' fastest points move: none approaches)
+        if 2.0 * (_speed_bound(motion_a, reach_a) + _speed_bound(motion_b, reach_b)) <= speed_tol:
+            return INF, horizon, 1
+        report = _feature_report(ka, kab, slack)
         if _touching_feature_approaches(motion_a, motion_b, placed, placed_normals, ka, radii, report, slack,
                                         speed_tol):  # fmt: skip
             return 0.0, 0.0, 0
         return INF, horizon, 1
+    report = _feature_report(ka, kab, slack)
     t = 0.0
     for iteration in range(max_iterations):
         if iteration > 0:
