@@ -264,6 +264,23 @@ def test_polygon_pairs_against_naive(p, q, xi, ai, xj, aj):
     assert (m.gaps[0] < -TOL) <= (naive_area(naive_clip(pw, qw)) > 0.0)
 
 
+@settings(max_examples=300)
+@given(convex_polygons(), convex_polygons(), point, angle, st.tuples(st.floats(-2.5, 2.5), st.floats(-2.5, 2.5)),
+       angle, st.lists(st.floats(-1.0, 1.0), min_size=6, max_size=6),
+       st.sampled_from([1e-9, 1e-4, 0.1, 1.0]))  # fmt: skip
+def test_the_deepest_gap_changes_no_faster_than_the_outlines_move(p, q, xi, ai, xj, aj, moves, scale):
+    """The deepest point's gap (the signed distance) of a pair moved by (dx, d angle) each changes by at most
+    how far their points move, ``|dx| + |d angle| r`` each (r the farthest vertex from the frame origin): the
+    bound by which the projection passes over pairs that cannot have come to overlap."""
+    move = np.array(moves) * scale
+    before = polygon_contact(p, xi, ai, q, xj, aj, within=math.inf).gaps[0]
+    xi2, xj2 = np.add(xi, move[0:2]), np.add(xj, move[3:5])
+    after = polygon_contact(p, xi2, ai + move[2], q, xj2, aj + move[5], within=math.inf).gaps[0]
+    reach_p, reach_q = np.hypot(*np.transpose(p)).max(), np.hypot(*np.transpose(q)).max()
+    bound = np.hypot(*move[0:2]) + abs(move[2]) * reach_p + np.hypot(*move[3:5]) + abs(move[5]) * reach_q
+    assert abs(after - before) <= bound + TOL
+
+
 @settings(max_examples=150)
 @given(convex_polygons(), convex_polygons(), point, angle, st.tuples(st.floats(-2.5, 2.5), st.floats(-2.5, 2.5)),
        angle)  # fmt: skip

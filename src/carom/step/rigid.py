@@ -55,7 +55,7 @@ from ..errors import ContactError, crushed_error
 from ..materials import pair_keys
 from ..narrowphase.polygons import PolygonTable
 from . import rigid_kernels as kernels
-from .rigid_kernels import PAIR_KEY_BASE, Contacts, Entries, Outlines
+from .rigid_kernels import PAIR_KEY_BASE, Contacts, Entries, Outlines, Since
 
 INF = math.inf
 #: Mode assignments the exact impact law enumerates before it turns to block Gauss-Seidel
@@ -262,13 +262,19 @@ def passing_time(p: Planar, tol: Tolerances, m: Motion, i: int, j: int) -> float
 
 
 # ---------------------------------------------------------------- the solves
-def touching(g: Outlines, tol: Tolerances, m: Motion, lists: Entries, seeds: np.ndarray) -> Contacts:
+def touching(g: Outlines, tol: Tolerances, m: Motion, lists: Entries, seeds: np.ndarray,
+             entry_gap: np.ndarray | None = None) -> Contacts:  # fmt: skip
     """The contact points within the band of the touching cluster of ``seeds`` (body ids): the seeds, and
-    every movable body joined to them by such contacts; fixed bodies and walls end the cluster."""
+    every movable body joined to them by such contacts; fixed bodies and walls end the cluster. Where
+    ``entry_gap`` (E,) is given, each entry met gets its deepest gap (m) there (-inf for the others)."""
     room = 2 * len(lists.entry_i)
     out = Contacts(np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64),
                    np.empty((room, 2)), np.empty((room, 2)), np.empty(room))  # fmt: skip
-    rows = kernels.gather_touching(g, lists, seeds, m.x, m.angle, tol.band, out)
+    if entry_gap is None:
+        entry_gap = np.empty(0)
+    else:
+        entry_gap[:] = -INF
+    rows = kernels.gather_touching(g, lists, seeds, m.x, m.angle, tol.band, out, entry_gap)
     return Contacts(*(column[:rows] for column in out))
 
 
@@ -496,13 +502,15 @@ def hold(tol: Tolerances, m: Motion, g: Outlines, coefficients: np.ndarray, c: C
     return held, memory
 
 
-def project(tol: Tolerances, m: Motion, g: Outlines, lists: Entries) -> float:
+def project(tol: Tolerances, m: Motion, g: Outlines, lists: Entries, since: Since | None = None) -> float:
     """Push apart what overlaps deeper than the band, positions and angles only
-    (`carom.step.rigid_kernels.project_overlaps`). A push that raises a body against the smooth forces takes
-    that potential energy from the kinetic energy of the bodies moved (their velocities and spins scaled
-    down), so the projection never adds energy while they have it. Returns the deepest overlap left (m, >= 0)."""
+    (`carom.step.rigid_kernels.project_overlaps`; ``since``: the entries' gaps measured earlier, which spare
+    the first pass the entries that cannot overlap). A push that raises a body against the smooth forces
+    takes that potential energy from the kinetic energy of the bodies moved (their velocities and spins
+    scaled down), so the projection never adds energy while they have it. Returns the deepest overlap left
+    (m, >= 0)."""
     x0 = m.x.copy()
-    deepest = kernels.project_overlaps(g, lists, m.x, m.angle, tol.band, tol.projection_iterations)
+    deepest = kernels.project_overlaps(g, lists, m.x, m.angle, tol.band, tol.projection_iterations, since)
     _pay_for_pushes(g, m, x0)
     return deepest
 
@@ -609,7 +617,9 @@ def step(p: Planar, tol: Tolerances, m: Motion, h: float, log: list | None, memo
     m.w_drift[...] = m.w
     lists = candidates(p, m, h)
     held = np.zeros(n, dtype=bool)
-    contacts = touching(g, tol, m, lists.lists, movable)
+    since = Since(m.x.copy(), m.angle.copy(), np.empty(len(lists.lists.entry_i)))
+    contacts = touching(g, tol, m, lists.lists, movable, since.gap)
+    start_lists = lists
     impacts = impact(tol, m, g, lists.coefficients, contacts, h, 0.0, log)
     pushed, memory = hold(tol, m, g, lists.coefficients, contacts, movable, h, memory)
     held[pushed] = True
@@ -656,5 +666,5 @@ def step(p: Planar, tol: Tolerances, m: Motion, h: float, log: list | None, memo
             schedule.predict(g, tol, m, np.array([q]), t, h)
     advance(m, h - t)
     plans.settle(g, m, movable)
-    project(tol, m, g, lists.lists)
+    project(tol, m, g, lists.lists, since if lists is start_lists else None)
     return Report(impacts, total, held, memory)

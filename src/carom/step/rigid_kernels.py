@@ -10,7 +10,8 @@ arrays (no Python object enters them):
   `entries_of`: the entries of a set of bodies;
 * `next_contact_times`: each listed entry's next new contact, by the time of impact with rotation;
 * `project_overlaps`: nonlinear Gauss-Seidel on positions and angles, pushing apart what overlaps deeper
-  than the band;
+  than the band (its first pass skipping the entries whose gaps, measured at the step's start, cannot have
+  fallen that far since);
 * `body_frame_points` and `warm_start`: held forces kept by pair and by point in body i's frame, matched to
   new contact points;
 * `rounds_by_sweeps`: the rounds of the rigid impact law over a cluster too large to enumerate.
@@ -65,6 +66,15 @@ class Entries(NamedTuple):
     entry_j: np.ndarray  # (E,) int64: body, or -1 - wall
     adjacent_start: np.ndarray  # (n + 1,) int64
     adjacent: np.ndarray  # (2 E,) int64 at most: entry indices
+
+
+class Since(NamedTuple):
+    """Every body's pose when each candidate entry's deepest gap was measured (`gather_touching`), and those
+    gaps: what lets `project_overlaps` pass over entries that cannot overlap."""
+
+    x: np.ndarray  # (n, 2) m
+    angle: np.ndarray  # (n,) rad
+    gap: np.ndarray  # (E,) m: -inf where not measured
 
 
 class Contacts(NamedTuple):
@@ -144,11 +154,12 @@ def entry_manifold(g, i, j, x, angle, within, points, gaps, normal):
 
 
 @njit(cache=True, forceinline=False)
-def gather_touching(g, lists, seeds, x, angle, band_fraction, out):
+def gather_touching(g, lists, seeds, x, angle, band_fraction, out, entry_gap):
     """The contact points within the band of the touching cluster of ``seeds`` (body ids): the movable seeds,
     and every movable body joined to them through entries with a point within the band (``band_fraction`` of
     the pair's smaller size); fixed bodies and walls end the cluster. Rows go into ``out`` (`Contacts`, two
-    per entry of room), in the order met; returns how many."""
+    per entry of room), in the order met; returns how many. Each entry met has its deepest gap (m) written
+    into ``entry_gap`` (by entry; pass an empty array not to keep them)."""
     n = g.size.shape[0]
     seen = np.zeros(n, dtype=np.bool_)
     done = np.zeros(lists.entry_i.shape[0], dtype=np.bool_)
@@ -174,6 +185,8 @@ def gather_touching(g, lists, seeds, x, angle, band_fraction, out):
             i, j = lists.entry_i[q], lists.entry_j[q]
             band = pair_band(band_fraction, g.size, g.wall_point, x, i, j)
             count = entry_manifold(g, i, j, x, angle, band, points, gaps, normal)
+            if entry_gap.shape[0]:
+                entry_gap[q] = gaps[0] if count else -INF
             near = False
             for m in range(count):
                 if gaps[m] <= band:
@@ -268,20 +281,25 @@ def next_contact_times(g, lists, m, which, t, h, quiet, touch, approach, time, r
 
 
 @njit(cache=True, forceinline=False)
-def project_overlaps(g, lists, x, angle, band_fraction, iterations):
+def project_overlaps(g, lists, x, angle, band_fraction, iterations, since):
     """Push apart what overlaps deeper than the band, positions ``x`` and ``angle`` only (written in place):
     passes of nonlinear Gauss-Seidel over the entries, each entry's deepest point moved to half the band
     along its normal, the move shared by the inverse masses and inertias (the positions a unit impulse would
-    move). Returns the deepest overlap (m, >= 0) met in the last pass."""
+    move). Returns the deepest overlap (m, >= 0) met in the last pass.
+
+    ``since`` (`Since`, or None) is where every body was when each entry's deepest gap was last measured:
+    the first pass skips an entry whose gap cannot have fallen below the band since (`_may_overlap`)."""
     points = np.empty((2, 2))
     gaps = np.empty(2)
     normal = np.empty(2)
     deepest = 0.0
-    for _ in range(iterations):
+    for sweep in range(iterations):
         deepest = 0.0
         for q in range(lists.entry_i.shape[0]):
             i, j = lists.entry_i[q], lists.entry_j[q]
             band = pair_band(band_fraction, g.size, g.wall_point, x, i, j)
+            if sweep == 0 and since is not None and not _may_overlap(g, since, x, angle, q, i, j, band):
+                continue
             count = entry_manifold(g, i, j, x, angle, band, points, gaps, normal)
             if count == 0 or gaps[0] >= -band:
                 continue
@@ -290,6 +308,24 @@ def project_overlaps(g, lists, x, angle, band_fraction, iterations):
         if deepest == 0.0:
             break
     return deepest
+
+
+@njit(cache=True, forceinline=True)
+def _may_overlap(g, since, x, angle, q, i, j, band):
+    """Whether entry q (bodies i and j, j < 0 a wall) may now overlap deeper than ``band`` (m), from its deepest
+    gap then (``since.gap[q]``) and how far its bodies have moved and turned since. That gap is the signed
+    distance of the two outlines, which changes by no more than their points move, ``|dx| + |d angle| size``
+    for each body (a chord is no longer than its arc); half the band is kept for the gaps' round-off."""
+    moved = _moved(g, since, x, angle, i)
+    if j >= 0:
+        moved += _moved(g, since, x, angle, j)
+    return not since.gap[q] - moved > -0.5 * band
+
+
+@njit(cache=True, forceinline=True)
+def _moved(g, since, x, angle, b):
+    """How far (m) any point of body b's outline can be from where it was at ``since``."""
+    return math.hypot(x[b, 0] - since.x[b, 0], x[b, 1] - since.x[b, 1]) + abs(angle[b] - since.angle[b]) * g.size[b]
 
 
 @njit(cache=True, forceinline=True)
