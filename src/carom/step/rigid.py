@@ -505,11 +505,13 @@ def hold(tol: Tolerances, m: Motion, g: Outlines, coefficients: np.ndarray, c: C
 def project(tol: Tolerances, m: Motion, g: Outlines, lists: Entries, since: Since | None = None) -> float:
     """Push apart what overlaps deeper than the band, positions and angles only
     (`carom.step.rigid_kernels.project_overlaps`; ``since``: the entries' gaps measured earlier, which spare
-    the first pass the entries that cannot overlap). A push that raises a body against the smooth forces
-    takes that potential energy from the kinetic energy of the bodies moved (their velocities and spins
-    scaled down), so the projection never adds energy while they have it. Returns the deepest overlap left
-    (m, >= 0)."""
+    the first pass the entries that cannot overlap; none: every entry is checked). A push that raises a
+    body against the smooth forces takes that potential energy from the kinetic energy of the bodies moved
+    (their velocities and spins scaled down), so the projection never adds energy while they have it.
+    Returns the deepest overlap left (m, >= 0)."""
     x0 = m.x.copy()
+    if since is None:
+        since = Since(m.x, m.angle, np.empty(0))
     deepest = kernels.project_overlaps(g, lists, m.x, m.angle, tol.band, tol.projection_iterations, since)
     _pay_for_pushes(g, m, x0)
     return deepest

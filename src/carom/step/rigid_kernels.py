@@ -287,8 +287,9 @@ def project_overlaps(g, lists, x, angle, band_fraction, iterations, since):
     along its normal, the move shared by the inverse masses and inertias (the positions a unit impulse would
     move). Returns the deepest overlap (m, >= 0) met in the last pass.
 
-    ``since`` (`Since`, or None) is where every body was when each entry's deepest gap was last measured:
-    the first pass skips an entry whose gap cannot have fallen below the band since (`_may_overlap`)."""
+    ``since`` (`Since`) is where every body was when each entry's deepest gap was last measured: the first
+    pass skips an entry whose gap cannot have fallen below the band since (`_may_overlap`); with no gaps
+    (an empty ``since.gap``) it checks every entry."""
     points = np.empty((2, 2))
     gaps = np.empty(2)
     normal = np.empty(2)
@@ -298,7 +299,7 @@ def project_overlaps(g, lists, x, angle, band_fraction, iterations, since):
         for q in range(lists.entry_i.shape[0]):
             i, j = lists.entry_i[q], lists.entry_j[q]
             band = pair_band(band_fraction, g.size, g.wall_point, x, i, j)
-            if sweep == 0 and since is not None and not _may_overlap(g, since, x, angle, q, i, j, band):
+            if sweep == 0 and since.gap.shape[0] and not _may_overlap(g, since, x, angle, q, i, j, band):
                 continue
             count = entry_manifold(g, i, j, x, angle, band, points, gaps, normal)
             if count == 0 or gaps[0] >= -band:
