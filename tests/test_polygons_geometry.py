@@ -281,6 +281,27 @@ def test_the_deepest_gap_changes_no_faster_than_the_outlines_move(p, q, xi, ai, 
     assert abs(after - before) <= bound + TOL
 
 
+@settings(max_examples=300)
+@given(convex_polygons(), point, angle, point, st.floats(0.05, 1.0), point, angle,
+       st.lists(st.floats(-1.0, 1.0), min_size=5, max_size=5), st.sampled_from([1e-9, 1e-4, 0.1, 1.0]))  # fmt: skip
+def test_the_gap_to_a_disk_or_a_wall_changes_no_faster_than_the_outlines_move(p, x, a, centre, radius, wall_point,
+                                                                               wall_angle, moves, scale):  # fmt: skip
+    """The same bound for the projection's other pairs: a polygon moved by (dx, d angle) and a disk moved by
+    dc change their gap by at most ``|dx| + |d angle| r + |dc|``, a polygon and a wall by ``|dx| + |d angle| r``
+    (r the polygon's farthest vertex from its frame origin), overlapping or not."""
+    move = np.array(moves) * scale
+    reach = np.hypot(*np.transpose(p)).max()
+    x2, a2 = np.add(x, move[0:2]), a + move[2]
+    polygon_moves = np.hypot(*move[0:2]) + abs(move[2]) * reach
+    before = polygon_disk_contact(p, x, a, centre, radius).gaps[0]
+    after = polygon_disk_contact(p, x2, a2, np.add(centre, move[3:5]), radius).gaps[0]
+    assert abs(after - before) <= polygon_moves + np.hypot(*move[3:5]) + TOL
+    normal = (math.cos(wall_angle), math.sin(wall_angle))
+    before = polygon_wall_contact(p, x, a, wall_point, normal, within=math.inf).gaps[0]
+    after = polygon_wall_contact(p, x2, a2, wall_point, normal, within=math.inf).gaps[0]
+    assert abs(after - before) <= polygon_moves + TOL
+
+
 @settings(max_examples=150)
 @given(convex_polygons(), convex_polygons(), point, angle, st.tuples(st.floats(-2.5, 2.5), st.floats(-2.5, 2.5)),
        angle)  # fmt: skip
