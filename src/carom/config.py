@@ -75,7 +75,8 @@ class Config:
     #: Sweeps and relative tolerance for each contact complementarity problem.
     lcp_iterations: int = 10_000
     lcp_tolerance: float = 1e-13
-    #: Sweeps of the end-of-step overlap projection (positions only; velocities are never changed).
+    #: Sweeps of each of the end-of-step overlap projection's first passes (positions; a lift against the
+    #: forces is paid from the kinetic energy of the bodies moved).
     projection_iterations: int = 200
     #: Impacts buffered inside a kernel before they are handed to Python (callbacks, logs).
     impact_log_capacity: int = 4096

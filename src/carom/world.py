@@ -9,9 +9,11 @@ One step of length dt (kick-drift-kick leapfrog, written as velocity Verlet):
    happens, contacts touching at that instant solved together in rounds (`carom.step`). Uniform
    gravity is thus integrated exactly, whatever dt.
 3. **projection** — overlaps deeper than ``Config.resting_gap`` (left by resting contacts, whose forces
-   are held constant within the step) are removed by moving positions only: velocities, hence kinetic
-   energy, are untouched. A step with no force, no held contact and no overlap at its start leaves
-   none (straight lines between exact impacts), and skips this scan.
+   are held constant within the step) are removed by moving positions; the potential energy a push adds
+   against the forces (a body lifted by its weight) is taken from the kinetic energy of the bodies moved,
+   as far as they have it (`carom.contact.projection.pay_for_lift`), and no other velocity changes. A
+   step with no force, no held contact and no overlap at its start leaves none (straight lines between
+   exact impacts), and skips this scan.
 4. **kick** — forces at the new state ``a1``; ``v += (a1 - a0) dt / 2`` (leapfrog). For uniform gravity
    ``a1 = a0`` and the step is exact; for other forces the scheme is symplectic and second order.
    ``integrator="euler"`` skips this kick (first order: forces held at their start-of-step value).
@@ -30,7 +32,7 @@ from . import broadphase
 from .config import DEFAULT, INTEGRATORS, Config
 from .contact.friction import Friction, new_friction_work
 from .contact.log import new_log
-from .contact.projection import project
+from .contact.projection import kinetic_energy, pay_for_lift, project
 from .errors import CRUSHED, REBUILD, STALLED, ContactError, ContactWarning, crushed_error
 from .forces import Force
 from .kinematics import motion_bounds
@@ -373,9 +375,13 @@ class World(Model):
         lists, may_overlap = self._drift(a_smooth, awake, dt)  # 2. drift with impacts
         if may_overlap:  # 3. projection
             b, n = self.bodies, self.bodies.n
+            x0 = b.position[:n].copy()
             project(b.position[:n], b.inv_mass[:n], b.radius[:n], awake, lists.start, lists.nbrs,
                     self.walls.point, self.walls.normal, self._overlap_slop,
                     self.config.projection_iterations)  # fmt: skip
+            v, w = b.velocity[:n], b.angular_velocity[:n]
+            pay_for_lift(x0, b.position[:n], v, w, b.inv_mass[:n], a_smooth,
+                         lambda moved: kinetic_energy(v, w, b.inv_mass[:n], b.inv_inertia[:n], moved))  # fmt: skip
         if self._sleepers:  # (the forces kept for the next step are the real ones)
             a_smooth[self._asleep] = self._a0[self._asleep]
         self._kick(a_smooth, dt)  # 4. kick

@@ -3,9 +3,9 @@
 Resting contacts carry forces held constant within a step, so a step may leave overlaps a little deeper
 than ``Config.resting_gap``. They are removed by the smallest mass-weighted displacement of positions
 (`project`): the complementarity problem of `carom.contact.solver.solve_contacts` on displacements
-instead of velocities, solved by `carom.contact.solver.solve_accelerated`. Velocities, hence kinetic
-energy, are never changed: pushing bodies apart adds no kinetic energy (it raises the potential energy
-of bodies lifted out of an overlap by their weight times the lift).
+instead of velocities, solved by `carom.contact.solver.solve_accelerated`. A push that lifts bodies against
+the smooth forces raises their potential energy; `pay_for_lift` takes that energy from the kinetic energy
+of the bodies moved, as far as they have it, so pushing bodies apart does not add energy.
 """
 
 from __future__ import annotations
@@ -18,32 +18,75 @@ from numba import njit
 from .. import broadphase
 from .solver import solve_accelerated
 
-PROJECTION_PASSES = 4  # position projections per step at most, each from the positions the last one left
+PROJECTION_PASSES = 64  # position projections per step at most, each from the positions the last one left
+FIRST_PASSES = 4  # passes of ``iterations`` sweeps; the later ones (deep piles) take LATE_SWEEPS times as many
+LATE_SWEEPS = 5
 
 
 def project(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, iterations):
     """Remove overlaps deeper than ``slop`` (a fraction of the smaller radius; of the radius for a wall) by
     the smallest mass-weighted displacement of the positions that leaves every overlap at most half of
     it: the complementarity problem of `carom.contact.solver.solve_contacts`, on displacements instead of
-    velocities (unique, so independent of body order). Velocities, hence kinetic energy, are untouched.
+    velocities (unique, so independent of body order). It moves positions only (`pay_for_lift` then pays
+    for the height gained).
 
     ``start, nbrs`` are the step's candidate lists, which hold every pair that touched in it. A
     displacement can close a gap that was open (a body pushed out of one overlap into a neighbour), so
     the problem takes in every pair and wall whose gap is less than the deepest overlap, from candidate
     lists built for that reach, with targets that hold only if the gap would close. It is linearised about
     the positions (fixed normals), so it is solved again from the new positions while an overlap deeper
-    than the slop remains, at most ``PROJECTION_PASSES`` times."""
+    than the slop remains, at most ``PROJECTION_PASSES`` times: most steps need one pass, a landing pile's
+    worst steps a few dozen (the first ``FIRST_PASSES`` with ``iterations`` sweeps, the later ones with
+    ``LATE_SWEEPS`` times as many)."""
     no_i, no_n, no_t = np.empty(0, dtype=np.int64), np.empty((0, x.shape[1])), np.empty(0)
-    for _ in range(PROJECTION_PASSES):
+    for k in range(PROJECTION_PASSES):
         deep, depth = _near_contacts(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, 0.0, no_i, no_i,
                                      no_n, no_t)  # fmt: skip
         if deep == 0:
             return
         # candidates: every pair within 2 depth of touching
         start, nbrs, _, _ = broadphase.candidates(x, radius, active, np.full(len(radius), depth), 1.0)
-        moved = _project_once(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, depth, iterations)
+        moved = _project_once(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, depth,
+                              iterations if k < FIRST_PASSES else LATE_SWEEPS * iterations)
         if moved > depth:  # two bodies beyond the lists' reach may have been moved into each other
             start, nbrs, _, _ = broadphase.candidates(x, radius, active, np.zeros(len(radius)), 1.0)
+
+
+def pay_for_lift(x0, x, v, w, inv_mass, accel, kinetic) -> float:
+    """Take the potential energy that moving positions from ``x0`` to ``x`` added against the smooth
+    accelerations ``accel`` (m/s^2) from the kinetic energy of the movable bodies moved, as much as they have
+    (`pay`). ``kinetic(bodies)``: their kinetic energy (J). Returns the energy taken (J). A move that lowers
+    the bodies, or moves them under no force, changes no velocity."""
+    moved = np.flatnonzero(np.any(x != x0, axis=1) & (inv_mass != 0.0))
+    if len(moved) == 0:
+        return 0.0
+    return pay(v, w, moved, potential_rise(inv_mass, accel, x, x0, moved), kinetic(moved))
+
+
+def potential_rise(inv_mass, accel, x, x0, bodies) -> float:
+    """Potential energy (J) of the smooth accelerations ``accel`` gained by ``bodies`` (movable ids) since
+    they were at ``x0``: ``-sum m accel . (x - x0)``."""
+    mass = 1.0 / inv_mass[bodies]
+    return -float(np.sum(mass * np.sum(accel[bodies] * (x[bodies] - x0[bodies]), axis=1)))
+
+
+def pay(v, w, bodies, energy, kinetic) -> float:
+    """Take ``energy`` (J, if positive) from ``kinetic``, the kinetic energy of ``bodies`` (J), as much as
+    there is: their velocities ``v`` and spins ``w`` scaled down by one factor. Returns the energy taken."""
+    if energy <= 0.0 or kinetic <= 0.0:
+        return 0.0
+    factor = math.sqrt(max(0.0, 1.0 - energy / kinetic))
+    v[bodies] *= factor
+    w[bodies] *= factor
+    return min(energy, kinetic)
+
+
+def kinetic_energy(v, w, inv_mass, inv_inertia, bodies) -> float:
+    """Kinetic energy (J) of the movable ``bodies``: translation (``v``, (n, dim) m/s) and spin (``w``,
+    (n, k) rad/s; none where ``inv_inertia`` is 0)."""
+    mass = 1.0 / inv_mass[bodies]
+    inertia = np.divide(1.0, inv_inertia[bodies], out=np.zeros(len(bodies)), where=inv_inertia[bodies] != 0.0)
+    return 0.5 * float(np.sum(mass * np.sum(v[bodies] ** 2, axis=1)) + np.sum(inertia * np.sum(w[bodies] ** 2, axis=1)))
 
 
 @njit(cache=True, forceinline=False)

@@ -50,6 +50,7 @@ from scipy import sparse
 from scipy.sparse import linalg as sparse_linalg
 from scipy.spatial import cKDTree
 
+from ..contact.projection import pay, pay_for_lift, potential_rise
 from ..contact.rigid import contact_rates, hold_impulses, resolve_rounds
 from ..errors import ContactError, crushed_error
 from ..materials import pair_keys
@@ -520,26 +521,7 @@ def project(tol: Tolerances, m: Motion, g: Outlines, lists: Entries, since: Sinc
 def _pay_for_pushes(g: Outlines, m: Motion, x0: np.ndarray) -> None:
     """Take the potential energy the projection added against the smooth forces, ``-m a_smooth . dx``,
     from the kinetic energy of the bodies it moved (as much as they have)."""
-    moved = np.flatnonzero(np.any(m.x != x0, axis=1) & (g.inv_mass != 0.0))
-    if len(moved):
-        _pay(g, m, moved, _potential_rise(g, m, moved, x0))
-
-
-def _potential_rise(g: Outlines, m: Motion, bodies: np.ndarray, x0: np.ndarray) -> float:
-    """Potential energy (J) of the smooth forces gained by ``bodies`` since they were at ``x0``."""
-    mass = 1.0 / g.inv_mass[bodies]
-    return -float(np.sum(mass * np.sum(m.a_smooth[bodies] * (m.x[bodies] - x0[bodies]), axis=1)))
-
-
-def _pay(g: Outlines, m: Motion, bodies: np.ndarray, energy: float) -> None:
-    """Take ``energy`` (J, if positive) from the kinetic energy of ``bodies``, as much as they have: their
-    velocities and spins scaled down alike."""
-    kinetic = _kinetic_energy(g, m.v, m.w, bodies)
-    if energy <= 0.0 or kinetic <= 0.0:
-        return
-    factor = math.sqrt(max(0.0, 1.0 - energy / kinetic))
-    m.v[bodies] *= factor
-    m.w[bodies] *= factor
+    pay_for_lift(x0, m.x, m.v, m.w, g.inv_mass, m.a_smooth, lambda moved: _kinetic_energy(g, m.v, m.w, moved))
 
 
 class _Plans(NamedTuple):
@@ -562,8 +544,9 @@ class _Plans(NamedTuple):
         forces) from their kinetic energy."""
         held = bodies[self.held[bodies]]
         if len(held):
-            gain = _kinetic_energy(g, m.v, m.w, held) - _kinetic_energy(g, self.v, self.w, held)
-            _pay(g, m, held, gain + _potential_rise(g, m, held, self.x))
+            kinetic = _kinetic_energy(g, m.v, m.w, held)
+            gain = kinetic - _kinetic_energy(g, self.v, self.w, held)
+            pay(m.v, m.w, held, gain + potential_rise(g.inv_mass, m.a_smooth, m.x, self.x, held), kinetic)
 
     def restart(self, m: Motion, bodies: np.ndarray, pushed: np.ndarray) -> None:
         """New plans for ``bodies`` from now; ``pushed`` the ones a contact holds."""
