@@ -124,7 +124,7 @@ def _column_delassus_sweeps(depth):
     accel = np.tile([[0.0, -1.0]], (depth, 1))
     out = np.zeros(depth)
     sweeps = solve_accelerated(np.arange(depth), ci, cj, normal, np.zeros(depth), accel, np.ones(depth), out,
-                               np.zeros((depth, 3)), np.zeros(depth), 100_000, 1e-6)  # fmt: skip
+                               np.zeros((depth, 4)), np.zeros(depth), 100_000, 1e-6)  # fmt: skip
     return sweeps, out
 
 
@@ -143,6 +143,26 @@ def test_solver_sweeps_grow_with_depth_not_its_square():
     s20, _ = _column_delassus_sweeps(20)
     s160, _ = _column_delassus_sweeps(160)
     assert s160 <= 16 * s20
+
+
+def test_solver_stops_at_a_stall_not_at_its_cap():
+    """A body between a floor and a ceiling asked to move away from both (approach accelerations at most
+    -1 m/s^2 at each wall): no forces satisfy that, the two forces only grow together and the residual
+    stands still. The solve stops at its first stall check (`STALL_SWEEPS` doubled) rather than running to
+    its cap, with the best iterate: the two forces equal (they push against each other, the body's
+    acceleration untouched) and finite."""
+    from carom.contact.solver import STALL_SWEEPS
+
+    ci = np.zeros(2, np.int64)
+    cj = np.array([-1, -2])  # the floor below, the ceiling above
+    normal = np.array([[0.0, -1.0], [0.0, 1.0]])  # from the body towards each wall
+    accel = np.zeros((1, 2))
+    out = np.zeros(2)
+    sweeps = solve_accelerated(np.arange(2), ci, cj, normal, np.ones(2), accel, np.ones(1), out, np.zeros((2, 4)),
+                               np.zeros(1), 100_000, 1e-9, False, math.inf)  # fmt: skip
+    assert sweeps == 2 * STALL_SWEEPS
+    assert np.all(np.isfinite(out)) and out[0] == out[1] > 0.0
+    assert np.abs(accel).max() <= 1e-12 * out[0]
 
 
 def _drop_on_pile(sleep):
@@ -228,7 +248,7 @@ def test_accelerated_solver_finds_the_known_solution_in_any_order(seed, n, m):
     def solve(order, accelerated):
         rate, out = rate0.copy(), np.zeros(m)
         if accelerated:
-            solve_accelerated(order, ci, cj, normal, target, rate, inv_mass, out, np.zeros((m, 3)), np.zeros(n),
+            solve_accelerated(order, ci, cj, normal, target, rate, inv_mass, out, np.zeros((m, 4)), np.zeros(n),
                               1_000_000, 1e-12)  # fmt: skip
         else:
             solve_contacts(order, ci, cj, normal, target, rate, inv_mass, out, 1_000_000, 1e-12)

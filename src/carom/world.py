@@ -55,6 +55,7 @@ from .step.drift import (
     new_work,
 )
 from .step.friction import clear_held
+from .step.resting import stall_tolerance
 
 #: The most steps a run may take from time 0: ``dt`` must be at least ``max(|time|, |until|) / MAX_STEPS``.
 #: Beyond it a run would not end in any useful time (a step takes microseconds at least), and the clock
@@ -535,9 +536,9 @@ class World(Model):
         rest_reach = max(cfg.resting_speed, 2.0 * dt * a_scale) * dt
         self._rest_reach = max(rest_reach, slop)
         settings = Settings(cfg.contact_tolerance, cfg.resting_gap, rest_reach, cfg.speed_tolerance * v_scale,
-                            cfg.resting_speed,
-                            cfg.lcp_iterations, cfg.lcp_tolerance * v_scale, slop / dt, force_tol, cfg.max_rounds,
-                            cfg.max_body_events, self.impact_mode == "merge", bool(self._impact_callbacks))  # fmt: skip
+                            cfg.resting_speed, cfg.lcp_iterations, cfg.lcp_tolerance * v_scale, slop / dt, force_tol,
+                            stall_tolerance(slop, dt), cfg.max_rounds, cfg.max_body_events,
+                            self.impact_mode == "merge", bool(self._impact_callbacks))  # fmt: skip
         # Whether the drift may leave an overlap deeper than the projection's slop. With no force at all,
         # bodies move on straight lines between impacts: a touching pair that does not approach only
         # separates, and one that approaches is an impact. Only held contacts (forces), merges or an overlap

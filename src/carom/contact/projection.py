@@ -108,7 +108,7 @@ def _project_once(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop
     for i in range(len(radius)):
         if active[i]:
             r_min = min(r_min, radius[i])
-    solve_accelerated(np.arange(nc), ci, cj, cn, target, shift, inv_mass, np.empty(nc), np.empty((nc, 3)),
+    solve_accelerated(np.arange(nc), ci, cj, cn, target, shift, inv_mass, np.empty(nc), np.empty((nc, 4)),
                       np.zeros(len(radius)), iterations, 0.05 * slop * r_min)  # fmt: skip
     x += shift
     moved2 = 0.0

@@ -115,9 +115,20 @@ def solve_contacts(active, ci, cj, normal, target, rate, inv_mass, out, iteratio
     return iterations
 
 
+#: The accelerated solve may stop before ``tol`` once it stalls, if the caller allows (``stall_tol``): from
+#: `STALL_SWEEPS` sweeps on, each time the sweeps have doubled, it stops if the smallest residual seen is
+#: still above `STALL_FACTOR` times what it was at the last check (falling slower than k^-0.4) and within
+#: ``stall_tol``, and returns the iterate that had it. On a jammed pile (more contacts than degrees of
+#: freedom, targets consistent only to round-off) the dual problem is degenerate: the residual plateaus far
+#: above ``tol`` for thousands of sweeps. A plateau is no proof that none will follow (a solvable problem can stand
+#: still for a while, then converge), hence the caller's bound on what stopping may leave.
+STALL_SWEEPS = 256
+STALL_FACTOR = 0.5
+
+
 @njit(cache=True, forceinline=False)
 def solve_accelerated(active, ci, cj, normal, target, rate, inv_mass, out, scratch, per_body, iterations, tol,
-                      warm=False):  # fmt: skip
+                      warm=False, stall_tol=0.0):  # fmt: skip
     """`solve_contacts`'s problem by accelerated projected gradient: Nesterov's method with adaptive restart
     (APGD, as in Chrono). Every contact moves at once from the same rates, a Jacobi-type sweep, so the
     result does not depend on the contacts' order; the step is ``1 / L``, L the Gershgorin bound of the
@@ -130,9 +141,10 @@ def solve_accelerated(active, ci, cj, normal, target, rate, inv_mass, out, scrat
     (Every contact stepping by its own row's bound, a diagonal metric that also converges, made no measured
     difference on random piles.)
 
-    ``scratch`` is a (contacts, >= 3) work array (columns: the extrapolated point, the trial point, the
-    contact's L) and ``per_body`` a (bodies,) array that must be all zero (it is left so). Returns the
-    sweeps used."""
+    ``scratch`` is a (contacts, >= 4) work array (columns: the extrapolated point, the trial point, the
+    contact's L, the iterate of the smallest residual so far) and ``per_body`` a (bodies,) array that must be
+    all zero (it is left so). With ``stall_tol`` (units of ``rate``; 0: never), the solve may end at a stall
+    (`STALL_SWEEPS`) with its best iterate, once that is within ``stall_tol``. Returns the sweeps used."""
     if len(active) == 0:
         return 0
     tally_contacts(active, ci, cj, per_body, 1.0)
@@ -151,6 +163,9 @@ def solve_accelerated(active, ci, cj, normal, target, rate, inv_mass, out, scrat
         scratch[c, 0] = out[c]  # the extrapolated point y, whose impulses ``rate`` holds
     theta = 1.0
     sweeps = iterations
+    best = math.inf  # the smallest residual so far, its iterate in scratch[:, 3]
+    window = math.inf  # the smallest residual at the last checkpoint
+    checkpoint = STALL_SWEEPS
     for sweep in range(iterations):
         worst = 0.0
         restart = 0.0
@@ -166,6 +181,18 @@ def solve_accelerated(active, ci, cj, normal, target, rate, inv_mass, out, scrat
                 out[c] = scratch[c, 1]
             sweeps = sweep + 1
             break
+        if stall_tol > 0.0 and worst < best:
+            best = worst
+            for c in active:
+                scratch[c, 3] = scratch[c, 1]
+        if stall_tol > 0.0 and sweep + 1 == checkpoint:
+            if best <= stall_tol and best > STALL_FACTOR * window:  # stalled: the best iterate is the answer
+                for c in active:
+                    out[c] = scratch[c, 3]
+                sweeps = sweep + 1
+                break
+            window = best
+            checkpoint *= 2
         beta, theta = nesterov_momentum(theta, restart > 0.0)  # (restart: momentum against the gradient)
         for c in active:
             trial = scratch[c, 1]

@@ -164,6 +164,7 @@ class Settings(NamedTuple):
     lcp_tol_v: float  # m/s: impulse solves
     rest_tol_v: float  # m/s: the resting set's inelastic solve
     rest_tol_a: float  # m/s^2: force solves
+    rest_stall_a: float  # m/s^2: what a force solve that stalls may leave (`carom.step.resting.stall_tolerance`)
     max_rounds: int
     max_body_events: int
     merge: bool  # impact_mode="merge"
@@ -198,7 +199,7 @@ class Work(NamedTuple):
     rest_wall: np.ndarray  # (n, k) bool
     out_keys: np.ndarray  # (entries,) the pair forces carried at the end (`carried_forces`)
     out_values: np.ndarray  # (entries,) N
-    scratch: np.ndarray  # (cap, 2) force-solver scratch (`carom.contact.solver.solve_accelerated`)
+    scratch: np.ndarray  # (cap, 4) force-solver scratch (`carom.contact.solver.solve_accelerated`)
     per_body: np.ndarray  # (n,) its per-body scratch
 
 
@@ -239,7 +240,7 @@ def new_work(n: int, dim: int, n_wall: int, n_entry: int) -> Work:
         cw=np.empty((cap, CONTACT_COLUMNS)), sel=np.empty(cap, i),
         f_pair=np.zeros(n_entry, f), rest_pair=np.zeros(n_entry, b), f_wall=np.zeros((n, n_wall), f),
         rest_wall=np.zeros((n, n_wall), b), out_keys=np.empty(n_entry, i), out_values=np.empty(n_entry, f),
-        scratch=np.empty((cap, 3)), per_body=np.zeros(n),
+        scratch=np.empty((cap, 4)), per_body=np.zeros(n),
     )  # fmt: skip
 
 
@@ -297,7 +298,7 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
     wall_p, wall_n, wall_e = walls.point, walls.normal, walls.restitution
     rule, keys, values = materials.rule, materials.keys, materials.values
     tol, resting_gap, speed_tol, resting_speed = s.tol, s.resting_gap, s.speed_tol, s.resting_speed
-    lcp_iterations, lcp_tol_v, rest_tol_a = s.lcp_iterations, s.lcp_tol_v, s.rest_tol_a
+    lcp_iterations, lcp_tol_v, rest_tol_a, rest_stall_a = s.lcp_iterations, s.lcp_tol_v, s.rest_tol_a, s.rest_stall_a
     max_rounds, max_body_events, merge, log_enabled = s.max_rounds, s.max_body_events, s.merge, s.log_enabled
     tb, ev_time, ev_partner, ev_count, cnt = w.tb, w.ev_time, w.ev_partner, w.ev_count, w.cnt
     heap_t, heap_b, where, cluster, expanded, rested = w.heap_t, w.heap_b, w.where, w.cluster, w.expanded, w.rested
@@ -478,7 +479,7 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
             # vanishing remainder, ``u / h``, would be unbounded)
             h_left = max(T - t_now, LATE_EVENT * T)
             contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, w.scratch, w.per_body, h_left, lcp_iterations,
-                           rest_tol_a)  # fmt: skip
+                           rest_tol_a, rest_stall_a)  # fmt: skip
             held = True
             if fr.enabled:
                 force_friction(sel[:ns], ci, cj, cn, cw, t_now, h_left, bodies, fr, fw, w.per_body,
@@ -591,6 +592,7 @@ def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_si
     force_keys, force_values, wall_force = carried.keys, carried.values, carried.wall_force
     tol, resting_gap, speed_tol, resting_speed, merge = s.tol, s.resting_gap, s.speed_tol, s.resting_speed, s.merge
     lcp_iterations, rest_tol_v, rest_tol_a = s.lcp_iterations, s.rest_tol_v, s.rest_tol_a
+    rest_stall_a = s.rest_stall_a
     tb, ev_time, ev_partner, ev_count, cnt, expanded, rested = w.tb, w.ev_time, w.ev_partner, w.ev_count, w.cnt, \
         w.expanded, w.rested
     ci, cj, ck, cn, cw, sel, nrm = w.ci, w.cj, w.ck, w.cn, w.cw, w.sel, w.nrm
@@ -677,7 +679,7 @@ def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_si
         # and a solve of its normal rows alone would only move them towards the frictionless answer.
         tol_n = normal_targets(sel[:ns], ci, cj, cn, cw, x, v, h, rest_tol_a)
         solve_accelerated(sel[:n_lone], ci, cj, cn, cw[:, TARGET], a, inv_mass, cw[:, IMPULSE], w.scratch,
-                          w.per_body, lcp_iterations, tol_n, True)  # fmt: skip
+                          w.per_body, lcp_iterations, tol_n, True, rest_stall_a)  # fmt: skip
         if fr.enabled:
             force_friction(sel[:ns], ci, cj, cn, cw, t0, h, bodies, fr, fw, w.per_body, lcp_iterations,
                            rest_tol_a, speed_tol, True)  # fmt: skip

@@ -21,16 +21,30 @@ from .gather import GAP, RESTING
 #: (``u_max -> 0``) the tolerance tightens to ``force_tolerance``, so a still pile does not creep.
 MOTION_FRACTION = 1e-3
 
+#: A force solve that stalls short of its tolerance (`carom.contact.solver.STALL_SWEEPS`) may stop once the
+#: acceleration error it leaves could sink no contact by more than this fraction of the resting gap within
+#: the step: what the position projection then lifts back adds at most this fraction of its energy
+#: allowance (every body lifted by the resting gap), and the velocity error is at most twice this fraction
+#: of the resting gap per step.
+SINK_FRACTION = 3e-3
+
+
+def stall_tolerance(slop: float, dt: float) -> float:
+    """The acceleration error (m/s^2) a stalled force solve may leave in a step of dt seconds,
+    ``2 SINK_FRACTION slop / dt^2``, for ``slop`` (m) the resting gap times the smallest radius."""
+    return 2.0 * SINK_FRACTION * slop / (dt * dt)
+
 
 @njit(cache=True, forceinline=False)
-def contact_forces(sel, ci, cj, cn, cw, x, v, a, inv_mass, scratch, per_body, h, iterations, tol, warm=False):
+def contact_forces(sel, ci, cj, cn, cw, x, v, a, inv_mass, scratch, per_body, h, iterations, tol, stall_tol,
+                   warm=False):  # fmt: skip
     """Normal forces of the resting contacts ``sel`` for the h seconds left in the step, added to the
     accelerations ``a`` (bodies of inverse mass 0 in ``inv_mass`` are held): their targets
-    (`normal_targets`), then the solve. With ``warm``, the forces in the IMPULSE column (already applied to
-    ``a``) are the starting point."""
+    (`normal_targets`), then the solve, which may stop at a stall within ``stall_tol`` (m/s^2).
+    With ``warm``, the forces in the IMPULSE column (already applied to ``a``) are the starting point."""
     tol = normal_targets(sel, ci, cj, cn, cw, x, v, h, tol)
     return solve_accelerated(sel, ci, cj, cn, cw[:, TARGET], a, inv_mass, cw[:, IMPULSE], scratch,
-                             per_body, iterations, tol, warm)  # fmt: skip
+                             per_body, iterations, tol, warm, stall_tol)  # fmt: skip
 
 
 @njit(cache=True, forceinline=False)
