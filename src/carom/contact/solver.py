@@ -117,11 +117,11 @@ def solve_contacts(active, ci, cj, normal, target, rate, inv_mass, out, iteratio
 
 #: The accelerated solve may stop before ``tol`` once it stalls, if the caller allows (``stall_tol``): from
 #: `STALL_SWEEPS` sweeps on, each time the sweeps have doubled, it stops if the smallest residual seen is
-#: still above `STALL_FACTOR` times what it was at the last check (falling slower than k^-0.4) and within
+#: still above `STALL_FACTOR` times what it was at the last check (falling slower than 1/k) and within
 #: ``stall_tol``, and returns the iterate that had it. On a jammed pile (more contacts than degrees of
 #: freedom, targets consistent only to round-off) the dual problem is degenerate: the residual plateaus far
-#: above ``tol`` for thousands of sweeps. A plateau is no proof that none will follow (a solvable problem can stand
-#: still for a while, then converge), hence the caller's bound on what stopping may leave.
+#: above ``tol`` for thousands of sweeps. A plateau is no proof that none will follow (a solvable problem can
+#: stand still for a while, then converge), hence the caller's bound on what stopping may leave.
 STALL_SWEEPS = 256
 STALL_FACTOR = 0.5
 
