@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import carom
 from carom.canonical import pile
-from carom.contact.solver import solve_accelerated, solve_contacts
+from carom.contact.solver import solve_accelerated, solve_contacts, solver_work
 
 G = 9.81
 DT = 1 / 60
@@ -124,7 +124,7 @@ def _column_delassus_sweeps(depth):
     accel = np.tile([[0.0, -1.0]], (depth, 1))
     out = np.zeros(depth)
     sweeps = solve_accelerated(np.arange(depth), ci, cj, normal, np.zeros(depth), accel, np.ones(depth), out,
-                               np.zeros((depth, 4)), np.zeros(depth), 100_000, 1e-6)  # fmt: skip
+                               solver_work(depth, depth, 2), 100_000, 1e-6)  # fmt: skip
     return sweeps, out
 
 
@@ -158,8 +158,8 @@ def test_solver_stops_at_a_stall_not_at_its_cap():
     normal = np.array([[0.0, -1.0], [0.0, 1.0]])  # from the body towards each wall
     accel = np.zeros((1, 2))
     out = np.zeros(2)
-    sweeps = solve_accelerated(np.arange(2), ci, cj, normal, np.ones(2), accel, np.ones(1), out, np.zeros((2, 4)),
-                               np.zeros(1), 100_000, 1e-9, False, math.inf)  # fmt: skip
+    sweeps = solve_accelerated(np.arange(2), ci, cj, normal, np.ones(2), accel, np.ones(1), out, solver_work(1, 2, 2),
+                               100_000, 1e-9, False, math.inf)  # fmt: skip
     assert sweeps == 2 * STALL_SWEEPS
     assert np.all(np.isfinite(out)) and out[0] == out[1] > 0.0
     assert np.abs(accel).max() <= 1e-12 * out[0]
@@ -276,7 +276,7 @@ def test_accelerated_solver_finds_the_known_solution_in_any_order(seed, n, m):
     def solve(order, accelerated):
         rate, out = rate0.copy(), np.zeros(m)
         if accelerated:
-            solve_accelerated(order, ci, cj, normal, target, rate, inv_mass, out, np.zeros((m, 4)), np.zeros(n),
+            solve_accelerated(order, ci, cj, normal, target, rate, inv_mass, out, solver_work(n, m, 2),
                               1_000_000, 1e-12)  # fmt: skip
         else:
             solve_contacts(order, ci, cj, normal, target, rate, inv_mass, out, 1_000_000, 1e-12)

@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from .. import broadphase
-from .solver import solve_accelerated
+from .solver import solve_accelerated, solver_work
 
 PROJECTION_PASSES = 64  # position projections per step at most, each from the positions the last one left
 FIRST_PASSES = 4  # passes of ``iterations`` sweeps; the later ones (deep piles) take LATE_SWEEPS times as many
@@ -108,8 +108,8 @@ def _project_once(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop
     for i in range(len(radius)):
         if active[i]:
             r_min = min(r_min, radius[i])
-    solve_accelerated(np.arange(nc), ci, cj, cn, target, shift, inv_mass, np.empty(nc), np.empty((nc, 4)),
-                      np.zeros(len(radius)), iterations, 0.05 * slop * r_min)  # fmt: skip
+    solve_accelerated(np.arange(nc), ci, cj, cn, target, shift, inv_mass, np.empty(nc),
+                      solver_work(len(radius), nc, x.shape[1]), iterations, 0.05 * slop * r_min)  # fmt: skip
     x += shift
     moved2 = 0.0
     for i in range(len(radius)):

@@ -14,7 +14,9 @@ projection (`carom.contact.projection`). Contact conventions: `carom.contact.law
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
+import numpy as np
 from numba import njit
 
 from .law import apply_impulse, approach_speed
@@ -180,9 +182,44 @@ def largest_eigenvalue(active, ci, cj, normal, inv_mass, per_body, dim, vector, 
     return quotient
 
 
+class SolverWork(NamedTuple):
+    """`solve_accelerated`'s work arrays for up to n bodies and cap contacts (`solver_work`). Its sweeps run
+    over a packed copy of the contacts, in sweep order and with their bodies numbered locally: they read
+    memory in order and never branch on walls (every wall is local body m, of inverse mass 0, whose rates
+    stay 0). The arithmetic is the same operation for operation as sweeping the contacts in place (the
+    result is the same to the bit), 1.25 times faster on a pile's 3,700 contacts. ``per_body`` must be all
+    zero between solves; the rest is scratch."""
+
+    per_body: np.ndarray  # (n,): zero between solves (a count, or a local id + 1, within one)
+    bodies: np.ndarray  # (n,) int64: each local body's index
+    rate: np.ndarray  # (n + 1, dim): the local bodies' rates, then the walls' (0)
+    bi: np.ndarray  # (cap,) int64: each packed contact's body i, local
+    bj: np.ndarray  # (cap,) int64: its body j, local (m: a wall)
+    normal: np.ndarray  # (cap, dim)
+    inv_mass_i: np.ndarray  # (cap,)
+    inv_mass_j: np.ndarray  # (cap,): 0 for a wall
+    target: np.ndarray  # (cap,)
+    lip: np.ndarray  # (cap,): each contact's L (its step is 1 / L)
+    out: np.ndarray  # (cap,): the iterate
+    y: np.ndarray  # (cap,): the extrapolated point, whose impulses ``rate`` holds
+    trial: np.ndarray  # (cap,)
+    best: np.ndarray  # (cap,): the iterate of the smallest residual so far
+    vector: np.ndarray  # (cap,): `largest_eigenvalue`'s work, by contact index
+    image: np.ndarray  # (cap,)
+
+
+@njit(cache=True)
+def solver_work(n, cap, dim):
+    """`SolverWork` for up to n bodies, cap contacts (indices below cap) in dim dimensions."""
+    i = np.int64
+    return SolverWork(np.zeros(n), np.empty(n, i), np.empty((n + 1, dim)), np.empty(cap, i), np.empty(cap, i),
+                      np.empty((cap, dim)), np.empty(cap), np.empty(cap), np.empty(cap), np.empty(cap), np.empty(cap),
+                      np.empty(cap), np.empty(cap), np.empty(cap), np.empty(cap), np.empty(cap))  # fmt: skip
+
+
 @njit(cache=True, forceinline=False)
-def solve_accelerated(active, ci, cj, normal, target, rate, inv_mass, out, scratch, per_body, iterations, tol,
-                      warm=False, stall_tol=0.0):  # fmt: skip
+def solve_accelerated(active, ci, cj, normal, target, rate, inv_mass, out, work, iterations, tol, warm=False,
+                      stall_tol=0.0):  # fmt: skip
     """`solve_contacts`'s problem by accelerated projected gradient: Nesterov's method with adaptive restart
     (APGD, as in Chrono). Every contact moves at once from the same rates, a Jacobi-type sweep, so the
     result does not depend on the contacts' order; the step is ``1 / L``, L the Gershgorin bound of the
@@ -196,74 +233,144 @@ def solve_accelerated(active, ci, cj, normal, target, rate, inv_mass, out, scrat
     (Every contact stepping by its own row's bound, a diagonal metric that also converges, made no measured
     difference on random piles.)
 
-    ``scratch`` is a (contacts, >= 4) work array (columns: the extrapolated point, the trial point, the
-    contact's L, the iterate of the smallest residual so far) and ``per_body`` a (bodies,) array that must be
-    all zero (it is left so). With ``stall_tol`` (units of ``rate``; 0: never), the solve may end at a stall
-    (`STALL_SWEEPS`) with its best iterate, once that is within ``stall_tol``. Returns the sweeps used."""
-    if len(active) == 0:
+    ``work`` is a `SolverWork` for at least the bodies of ``rate`` and the contacts' indices. With
+    ``stall_tol`` (units of ``rate``; 0: never), the solve may end at a stall (`STALL_SWEEPS`) with its best
+    iterate, once that is within ``stall_tol``. Returns the sweeps used."""
+    k = len(active)
+    if k == 0:
         return 0
+    per_body = work.per_body
     tally_contacts(active, ci, cj, per_body, 1.0)
     lip = 0.0
     for c in active:
         i, j = ci[c], cj[c]
         lip = max(lip, inv_mass[i] * per_body[i] + (inv_mass[j] * per_body[j] if j >= 0 else 0.0))
-    if len(active) >= SPECTRAL_CONTACTS:
+    if k >= SPECTRAL_CONTACTS:
         tally_contacts(active, ci, cj, per_body, -1.0)
-        estimate = largest_eigenvalue(active, ci, cj, normal, inv_mass, per_body, rate.shape[1], scratch[:, 1],
-                                      scratch[:, 3])  # fmt: skip
+        estimate = largest_eigenvalue(active, ci, cj, normal, inv_mass, per_body, rate.shape[1], work.vector,
+                                      work.image)  # fmt: skip
         if estimate > 0.0:
             lip = min(lip, SPECTRAL_MARGIN * estimate)
         tally_contacts(active, ci, cj, per_body, 1.0)
-    for c in active:
+    for s in range(k):
+        c = active[s]
         i, j = ci[c], cj[c]
         alone = not _shared(i, inv_mass, per_body) and (j < 0 or not _shared(j, inv_mass, per_body))
-        scratch[c, 2] = inv_mass[i] + (inv_mass[j] if j >= 0 else 0.0) if alone else lip
+        work.lip[s] = inv_mass[i] + (inv_mass[j] if j >= 0 else 0.0) if alone else lip
     tally_contacts(active, ci, cj, per_body, -1.0)
-    for c in active:
-        if not warm or scratch[c, 2] == 0.0:  # (a contact between two fixed bodies carries nothing)
+    for s in range(k):
+        c = active[s]
+        if not warm or work.lip[s] == 0.0:  # (a contact between two fixed bodies carries nothing)
             out[c] = 0.0
-        scratch[c, 0] = out[c]  # the extrapolated point y, whose impulses ``rate`` holds
+        work.out[s] = out[c]
+        work.y[s] = out[c]  # the extrapolated point y, whose impulses ``rate`` holds
+    m = _pack(active, ci, cj, normal, target, rate, inv_mass, work)
+    sweeps = _accelerated_sweeps(work, k, iterations, tol, stall_tol)
+    _unpack(work, k, m, active, rate, out)
+    return sweeps
+
+
+@njit(cache=True, forceinline=False)
+def _pack(active, ci, cj, normal, target, rate, inv_mass, work):
+    """Copy the contacts ``active`` and their bodies' rates into ``work``, numbering the bodies in order of
+    first appearance; returns how many bodies (m: the walls' local index)."""
+    per_body = work.per_body
+    m = 0
+    for c in active:  # (per_body: local id + 1)
+        for b in (ci[c], cj[c]):
+            if b >= 0 and per_body[b] == 0.0:
+                work.bodies[m] = b
+                m += 1
+                per_body[b] = m
+    for q in range(m):
+        for d in range(rate.shape[1]):
+            work.rate[q, d] = rate[work.bodies[q], d]
+    work.rate[m, :] = 0.0
+    for s in range(len(active)):
+        c = active[s]
+        i, j = ci[c], cj[c]
+        work.bi[s] = int(per_body[i]) - 1
+        work.bj[s] = int(per_body[j]) - 1 if j >= 0 else m
+        for d in range(rate.shape[1]):
+            work.normal[s, d] = normal[c, d]
+        work.inv_mass_i[s] = inv_mass[i]
+        work.inv_mass_j[s] = inv_mass[j] if j >= 0 else 0.0
+        work.target[s] = target[c]
+    for q in range(m):
+        per_body[work.bodies[q]] = 0.0
+    return m
+
+
+@njit(cache=True, forceinline=True)
+def _packed_push(work, s, amount):
+    """`carom.contact.law.apply_impulse` of ``amount`` at packed contact s."""
+    i, j = work.bi[s], work.bj[s]
+    for d in range(work.rate.shape[1]):
+        work.rate[i, d] -= amount * work.inv_mass_i[s] * work.normal[s, d]
+        work.rate[j, d] += amount * work.inv_mass_j[s] * work.normal[s, d]
+
+
+@njit(cache=True, forceinline=False)
+def _accelerated_sweeps(work, k, iterations, tol, stall_tol):
+    """`solve_accelerated`'s sweeps over the k packed contacts of ``work``; returns the sweeps used."""
+    rate, normal, target, lip, out, y, trial = work.rate, work.normal, work.target, work.lip, work.out, work.y, \
+        work.trial
     theta = 1.0
     sweeps = iterations
-    best = math.inf  # the smallest residual so far, its iterate in scratch[:, 3]
+    best = math.inf  # the smallest residual so far, its iterate in work.best
     window = math.inf  # the smallest residual at the last checkpoint
     checkpoint = STALL_SWEEPS
     for sweep in range(iterations):
         worst = 0.0
         restart = 0.0
-        for c in active:
-            y = scratch[c, 0]
-            lip = scratch[c, 2]
-            trial = max(0.0, y + (approach_speed(c, ci, cj, normal, rate) + target[c]) / lip) if lip != 0.0 else 0.0
-            scratch[c, 1] = trial
-            worst = max(worst, abs(trial - y) * lip)
-            restart += lip * (y - trial) * (trial - out[c])
+        for s in range(k):
+            i, j = work.bi[s], work.bj[s]
+            u = 0.0
+            for d in range(rate.shape[1]):
+                u += (rate[i, d] - rate[j, d]) * normal[s, d]
+            step = max(0.0, y[s] + (u + target[s]) / lip[s]) if lip[s] != 0.0 else 0.0
+            trial[s] = step
+            worst = max(worst, abs(step - y[s]) * lip[s])
+            restart += lip[s] * (y[s] - step) * (step - out[s])
         if worst <= tol:
-            for c in active:
-                out[c] = scratch[c, 1]
+            _copy(trial, out, k)
             sweeps = sweep + 1
             break
         if stall_tol > 0.0 and worst < best:
             best = worst
-            for c in active:
-                scratch[c, 3] = scratch[c, 1]
+            _copy(trial, work.best, k)
         if stall_tol > 0.0 and sweep + 1 == checkpoint:
             if best <= stall_tol and best > STALL_FACTOR * window:  # stalled: the best iterate is the answer
-                for c in active:
-                    out[c] = scratch[c, 3]
+                _copy(work.best, out, k)
                 sweeps = sweep + 1
                 break
             window = best
             checkpoint *= 2
         beta, theta = nesterov_momentum(theta, restart > 0.0)  # (restart: momentum against the gradient)
-        for c in active:
-            trial = scratch[c, 1]
-            y = max(0.0, trial + beta * (trial - out[c]))
-            if y != scratch[c, 0]:
-                apply_impulse(c, y - scratch[c, 0], ci, cj, normal, rate, inv_mass)
-            out[c] = trial
-            scratch[c, 0] = y
-    for c in active:  # the rates of the last iterate
-        if out[c] != scratch[c, 0]:
-            apply_impulse(c, out[c] - scratch[c, 0], ci, cj, normal, rate, inv_mass)
+        for s in range(k):
+            step = trial[s]
+            extrapolated = max(0.0, step + beta * (step - out[s]))
+            if extrapolated != y[s]:
+                _packed_push(work, s, extrapolated - y[s])
+            out[s] = step
+            y[s] = extrapolated
     return sweeps
+
+
+@njit(cache=True, forceinline=True)
+def _copy(source, destination, k):
+    """``destination[:k] = source[:k]``, without the temporary copy numba makes for a slice."""
+    for s in range(k):
+        destination[s] = source[s]
+
+
+@njit(cache=True, forceinline=False)
+def _unpack(work, k, m, active, rate, out):
+    """Write the packed solve back: the iterate into ``out``, the rates of it into ``rate``."""
+    for s in range(k):
+        if work.out[s] != work.y[s]:
+            _packed_push(work, s, work.out[s] - work.y[s])
+        out[active[s]] = work.out[s]
+    for q in range(m):
+        for d in range(rate.shape[1]):
+            rate[work.bodies[q], d] = work.rate[q, d]

@@ -43,7 +43,7 @@ from numba import njit
 from ..contact.law import apply_impulse, approach_speed
 from ..contact.layout import APPROACH, IMPULSE, RESTITUTION, TARGET
 from ..contact.log import log_impact
-from ..contact.solver import mark_clustered, solve_accelerated, solve_contacts
+from ..contact.solver import SolverWork, mark_clustered, solve_accelerated, solve_contacts, solver_work
 from ..errors import CRUSHED, OK, REBUILD, STALLED
 from ..intrinsics import prefetch
 from ..kinematics import advance, advance_all, spin_all
@@ -172,8 +172,8 @@ class Settings(NamedTuple):
 
 
 class Work(NamedTuple):
-    """The drift's work arrays (`new_work`). ``f_pair``, ``f_wall``, ``rest_pair``, ``rest_wall`` and ``per_body``
-    must be all zero when a drift starts, and each drift leaves them so."""
+    """The drift's work arrays (`new_work`). ``f_pair``, ``f_wall``, ``rest_pair``, ``rest_wall`` and
+    ``solver.per_body`` must be all zero when a drift starts, and each drift leaves them so."""
 
     tb: np.ndarray  # (n,) s: each body's own time
     ev_time: np.ndarray  # (n,) s: its next event
@@ -199,8 +199,7 @@ class Work(NamedTuple):
     rest_wall: np.ndarray  # (n, k) bool
     out_keys: np.ndarray  # (entries,) the pair forces carried at the end (`carried_forces`)
     out_values: np.ndarray  # (entries,) N
-    scratch: np.ndarray  # (cap, 4) force-solver scratch (`carom.contact.solver.solve_accelerated`)
-    per_body: np.ndarray  # (n,) its per-body scratch
+    solver: SolverWork  # the force solver's (`carom.contact.solver.solve_accelerated`); its per_body serves others
 
 
 class Outcome(NamedTuple):
@@ -240,7 +239,7 @@ def new_work(n: int, dim: int, n_wall: int, n_entry: int) -> Work:
         cw=np.empty((cap, CONTACT_COLUMNS)), sel=np.empty(cap, i),
         f_pair=np.zeros(n_entry, f), rest_pair=np.zeros(n_entry, b), f_wall=np.zeros((n, n_wall), f),
         rest_wall=np.zeros((n, n_wall), b), out_keys=np.empty(n_entry, i), out_values=np.empty(n_entry, f),
-        scratch=np.empty((cap, 4)), per_body=np.zeros(n),
+        solver=solver_work(n, cap, dim),
     )  # fmt: skip
 
 
@@ -257,7 +256,7 @@ def fits(work: Work | None, n: int, dim: int, n_wall: int, n_entry: int) -> bool
 
 def clear_work(work: Work) -> None:
     """Zero the arrays that must be zero between drifts (after a drift cut short by an exception)."""
-    for arr in (work.f_pair, work.f_wall, work.rest_pair, work.rest_wall, work.per_body):
+    for arr in (work.f_pair, work.f_wall, work.rest_pair, work.rest_wall, work.solver.per_body):
         arr[...] = 0
 
 
@@ -478,11 +477,11 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
             # stop an approach within that time, and carried to the next step's warm start, forces for a
             # vanishing remainder, ``u / h``, would be unbounded)
             h_left = max(T - t_now, LATE_EVENT * T)
-            contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, w.scratch, w.per_body, h_left, lcp_iterations,
+            contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, w.solver, h_left, lcp_iterations,
                            rest_tol_a, rest_stall_a)  # fmt: skip
             held = True
             if fr.enabled:
-                force_friction(sel[:ns], ci, cj, cn, cw, t_now, h_left, bodies, fr, fw, w.per_body,
+                force_friction(sel[:ns], ci, cj, cn, cw, t_now, h_left, bodies, fr, fw, w.solver.per_body,
                                lcp_iterations, rest_tol_a, speed_tol)  # fmt: skip
         if fr.enabled:  # the next changes of regime of the bodies whose every contact was gathered
             for q in range(n_cluster):
@@ -648,7 +647,7 @@ def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_si
                 impact_friction(sel[:ns], ci, cj, cn, cw, t0, bodies, fr, fw, lcp_iterations, rest_tol_v)
         # warm start: each contact's force at the end of the last step (keys i * n + j, i < j), and with
         # friction, the contacts held in a cluster start from their friction too
-        n_lone = _lone_first(sel, ns, ci, cj, inv_mass, w.per_body, fw.held) if fr.enabled else ns
+        n_lone = _lone_first(sel, ns, ci, cj, inv_mass, w.solver.per_body, fw.held) if fr.enabled else ns
         warm_friction = fr.enabled and len(carried.friction) == len(force_keys)
         for s in range(ns):
             c = sel[s]
@@ -678,10 +677,10 @@ def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_si
         # cluster's normal and friction rows are solved together from the warm start (`force_friction`),
         # and a solve of its normal rows alone would only move them towards the frictionless answer.
         tol_n = normal_targets(sel[:ns], ci, cj, cn, cw, x, v, h, rest_tol_a)
-        solve_accelerated(sel[:n_lone], ci, cj, cn, cw[:, TARGET], a, inv_mass, cw[:, IMPULSE], w.scratch,
-                          w.per_body, lcp_iterations, tol_n, True, rest_stall_a)  # fmt: skip
+        solve_accelerated(sel[:n_lone], ci, cj, cn, cw[:, TARGET], a, inv_mass, cw[:, IMPULSE], w.solver,
+                          lcp_iterations, tol_n, True, rest_stall_a)  # fmt: skip
         if fr.enabled:
-            force_friction(sel[:ns], ci, cj, cn, cw, t0, h, bodies, fr, fw, w.per_body, lcp_iterations,
+            force_friction(sel[:ns], ci, cj, cn, cw, t0, h, bodies, fr, fw, w.solver.per_body, lcp_iterations,
                            rest_tol_a, speed_tol, True)  # fmt: skip
             note_regimes(sel[:ns], ci, cj, cn, t0, bodies, fw, speed_tol)
         held = ns > 0

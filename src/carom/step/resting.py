@@ -36,15 +36,16 @@ def stall_tolerance(slop: float, dt: float) -> float:
 
 
 @njit(cache=True, forceinline=False)
-def contact_forces(sel, ci, cj, cn, cw, x, v, a, inv_mass, scratch, per_body, h, iterations, tol, stall_tol,
+def contact_forces(sel, ci, cj, cn, cw, x, v, a, inv_mass, work, h, iterations, tol, stall_tol,
                    warm=False):  # fmt: skip
     """Normal forces of the resting contacts ``sel`` for the h seconds left in the step, added to the
     accelerations ``a`` (bodies of inverse mass 0 in ``inv_mass`` are held): their targets
     (`normal_targets`), then the solve, which may stop at a stall within ``stall_tol`` (m/s^2).
-    With ``warm``, the forces in the IMPULSE column (already applied to ``a``) are the starting point."""
+    With ``warm``, the forces in the IMPULSE column (already applied to ``a``) are the starting point.
+    ``work``: a `carom.contact.solver.SolverWork`."""
     tol = normal_targets(sel, ci, cj, cn, cw, x, v, h, tol)
-    return solve_accelerated(sel, ci, cj, cn, cw[:, TARGET], a, inv_mass, cw[:, IMPULSE], scratch,
-                             per_body, iterations, tol, warm, stall_tol)  # fmt: skip
+    return solve_accelerated(sel, ci, cj, cn, cw[:, TARGET], a, inv_mass, cw[:, IMPULSE], work,
+                             iterations, tol, warm, stall_tol)  # fmt: skip
 
 
 @njit(cache=True, forceinline=False)
