@@ -128,13 +128,17 @@ STALL_SWEEPS = 256
 STALL_FACTOR = 0.5
 
 
-#: In a set of at least `SPECTRAL_CONTACTS` contacts the accelerated solve's step comes from the largest
-#: eigenvalue of the Delassus operator, estimated by `SPECTRAL_ITERATIONS` power iterations (a Rayleigh
-#: quotient, which approaches it from below) times `SPECTRAL_MARGIN`, where that is below the Gershgorin
-#: bound (the accelerated method needs a bound at least the largest eigenvalue: the estimate must be within
-#: 1/1.5 of it, tested on random sets). In a random pile the Gershgorin bound is 2-3 times the eigenvalue
-#: (3D: 19 against 6.0), and the sweeps grow with the square root of the step's bound.
+#: In a set of at least `SPECTRAL_CONTACTS` contacts that has not converged in `SPECTRAL_SWEEPS` sweeps, the
+#: accelerated solve's step comes from then on from the largest eigenvalue of the Delassus operator, estimated
+#: by `SPECTRAL_ITERATIONS` power iterations (a Rayleigh quotient, which approaches it from below) times
+#: `SPECTRAL_MARGIN`, where that is below the Gershgorin bound (the accelerated method needs a bound at least
+#: the largest eigenvalue: the estimate must be within 1/1.5 of it, tested on random sets). In a random pile
+#: the Gershgorin bound is 2-3 times the eigenvalue (3D: 19 against 6.0), and the sweeps grow with the
+#: square root of the step's bound. The estimate costs about 24 sweeps: a warm-started solve of a settled
+#: pile, done in a few sweeps, does not pay it (a settled 992-disk pile's step took 3.4-4.0 ms with the
+#: estimate made up front, 2.1-2.9 ms without).
 SPECTRAL_CONTACTS = 128
+SPECTRAL_SWEEPS = 64
 SPECTRAL_ITERATIONS = 16
 SPECTRAL_MARGIN = 1.5
 
@@ -223,8 +227,9 @@ def solve_accelerated(active, ci, cj, normal, target, rate, inv_mass, out, work,
     """`solve_contacts`'s problem by accelerated projected gradient: Nesterov's method with adaptive restart
     (APGD, as in Chrono). Every contact moves at once from the same rates, a Jacobi-type sweep, so the
     result does not depend on the contacts' order; the step is ``1 / L``, L the Gershgorin bound of the
-    Delassus operator ``J M^-1 J^T`` or, in a large set, `SPECTRAL_MARGIN` times its largest eigenvalue
-    (`largest_eigenvalue`) where that is less (no line search), except for a contact whose movable bodies touch
+    Delassus operator ``J M^-1 J^T`` or, in a large set still short of ``tol`` after `SPECTRAL_SWEEPS` sweeps,
+    from then on `SPECTRAL_MARGIN` times its largest eigenvalue (`largest_eigenvalue`) where that is less (no
+    line search), except for a contact whose movable bodies touch
     nothing else in the set (a ball alone on a floor, or on a fixed body): it steps by the inverse of its
     own diagonal entry, so it is solved exactly in the first sweep, whatever the rest of the set (the
     rest's bound would leave it converged only to ``tol``). It converges in O(sqrt(kappa)) sweeps, kappa
@@ -245,13 +250,6 @@ def solve_accelerated(active, ci, cj, normal, target, rate, inv_mass, out, work,
     for c in active:
         i, j = ci[c], cj[c]
         lip = max(lip, inv_mass[i] * per_body[i] + (inv_mass[j] * per_body[j] if j >= 0 else 0.0))
-    if k >= SPECTRAL_CONTACTS:
-        tally_contacts(active, ci, cj, per_body, -1.0)
-        estimate = largest_eigenvalue(active, ci, cj, normal, inv_mass, per_body, rate.shape[1], work.vector,
-                                      work.image)  # fmt: skip
-        if estimate > 0.0:
-            lip = min(lip, SPECTRAL_MARGIN * estimate)
-        tally_contacts(active, ci, cj, per_body, 1.0)
     for s in range(k):
         c = active[s]
         i, j = ci[c], cj[c]
@@ -265,7 +263,18 @@ def solve_accelerated(active, ci, cj, normal, target, rate, inv_mass, out, work,
         work.out[s] = out[c]
         work.y[s] = out[c]  # the extrapolated point y, whose impulses ``rate`` holds
     m = _pack(active, ci, cj, normal, target, rate, inv_mass, work)
-    sweeps = _accelerated_sweeps(work, k, iterations, tol, stall_tol)
+    first = min(iterations, SPECTRAL_SWEEPS) if k >= SPECTRAL_CONTACTS else iterations
+    sweeps, done = _accelerated_sweeps(work, k, first, tol, stall_tol)
+    if not done and sweeps < iterations:  # a long solve: a tighter step from here on, if the estimate gives one
+        estimate = SPECTRAL_MARGIN * largest_eigenvalue(active, ci, cj, normal, inv_mass, per_body, rate.shape[1],
+                                                        work.vector, work.image)  # fmt: skip
+        if 0.0 < estimate < lip:
+            for s in range(k):  # (an alone contact whose own bound is lip may take it too: at least its diagonal)
+                if work.lip[s] == lip:
+                    work.lip[s] = estimate
+            _restart(work, k)
+        more, _ = _accelerated_sweeps(work, k, iterations - sweeps, tol, stall_tol)
+        sweeps += more
     _unpack(work, k, m, active, rate, out)
     return sweeps
 
@@ -312,11 +321,11 @@ def _packed_push(work, s, amount):
 
 @njit(cache=True, forceinline=False)
 def _accelerated_sweeps(work, k, iterations, tol, stall_tol):
-    """`solve_accelerated`'s sweeps over the k packed contacts of ``work``; returns the sweeps used."""
+    """`solve_accelerated`'s sweeps over the k packed contacts of ``work``, at most ``iterations``, from
+    momentum 0; returns the sweeps used and whether they ended at the tolerance or a stall."""
     rate, normal, target, lip, out, y, trial = work.rate, work.normal, work.target, work.lip, work.out, work.y, \
         work.trial
     theta = 1.0
-    sweeps = iterations
     best = math.inf  # the smallest residual so far, its iterate in work.best
     window = math.inf  # the smallest residual at the last checkpoint
     checkpoint = STALL_SWEEPS
@@ -334,16 +343,14 @@ def _accelerated_sweeps(work, k, iterations, tol, stall_tol):
             restart += lip[s] * (y[s] - step) * (step - out[s])
         if worst <= tol:
             _copy(trial, out, k)
-            sweeps = sweep + 1
-            break
+            return sweep + 1, True
         if stall_tol > 0.0 and worst < best:
             best = worst
             _copy(trial, work.best, k)
         if stall_tol > 0.0 and sweep + 1 == checkpoint:
             if best <= stall_tol and best > STALL_FACTOR * window:  # stalled: the best iterate is the answer
                 _copy(work.best, out, k)
-                sweeps = sweep + 1
-                break
+                return sweep + 1, True
             window = best
             checkpoint *= 2
         beta, theta = nesterov_momentum(theta, restart > 0.0)  # (restart: momentum against the gradient)
@@ -354,7 +361,16 @@ def _accelerated_sweeps(work, k, iterations, tol, stall_tol):
                 _packed_push(work, s, extrapolated - y[s])
             out[s] = step
             y[s] = extrapolated
-    return sweeps
+    return iterations, False
+
+
+@njit(cache=True, forceinline=False)
+def _restart(work, k):
+    """Restart the sweeps from the iterate: the extrapolated point becomes it (its rates too)."""
+    for s in range(k):
+        if work.out[s] != work.y[s]:
+            _packed_push(work, s, work.out[s] - work.y[s])
+            work.y[s] = work.out[s]
 
 
 @njit(cache=True, forceinline=True)
