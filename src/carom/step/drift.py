@@ -43,7 +43,14 @@ from numba import njit
 from ..contact.law import apply_impulse, approach_speed
 from ..contact.layout import APPROACH, IMPULSE, RESTITUTION, TARGET
 from ..contact.log import log_impact
-from ..contact.solver import SolverWork, mark_clustered, solve_accelerated, solve_contacts, solver_work
+from ..contact.solver import (
+    SolverWork,
+    mark_clustered,
+    solve_accelerated,
+    solve_contacts,
+    solve_contacts_packed,
+    solver_work,
+)
 from ..errors import CRUSHED, OK, REBUILD, STALLED
 from ..intrinsics import prefetch
 from ..kinematics import advance, advance_all, spin_all
@@ -641,8 +648,8 @@ def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_si
                 cw[c, TARGET] = -closing
                 slow = slow or u > closing + speed_tol
         if slow:  # perfectly inelastic: approach no faster than the gap can take
-            solve_contacts(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], lcp_iterations,
-                            rest_tol_v)  # fmt: skip
+            solve_contacts_packed(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], w.solver,
+                                  lcp_iterations, rest_tol_v)  # fmt: skip
             if fr.enabled:
                 impact_friction(sel[:ns], ci, cj, cn, cw, t0, bodies, fr, fw, lcp_iterations, rest_tol_v)
         # warm start: each contact's force at the end of the last step (keys i * n + j, i < j), and with
