@@ -156,7 +156,8 @@ def solve_contacts_packed(active, ci, cj, normal, target, rate, inv_mass, out, w
 
 
 #: The accelerated solve may stop before ``tol`` once it stalls, if the caller allows (``stall_tol``): from
-#: `STALL_SWEEPS` sweeps on, each time the sweeps have doubled, it stops if the smallest residual seen is
+#: `STALL_SWEEPS` sweeps on (counted from the start, or from its switch to the eigenvalue step,
+#: `SPECTRAL_SWEEPS`), each time the sweeps have doubled, it stops if the smallest residual seen is
 #: still above `STALL_FACTOR` times what it was at the last check (falling slower than 1/k) and within
 #: ``stall_tol``, and returns the iterate that had it. On a jammed pile (more contacts than degrees of
 #: freedom, targets consistent only to round-off) the dual problem is degenerate: the residual plateaus far
