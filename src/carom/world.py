@@ -55,7 +55,7 @@ from .step.drift import (
     new_work,
 )
 from .step.friction import clear_held
-from .step.resting import stall_tolerance
+from .step.resting import VELOCITY_SINK_FRACTION, stall_tolerance
 
 #: The most steps a run may take from time 0: ``dt`` must be at least ``max(|time|, |until|) / MAX_STEPS``.
 #: Beyond it a run would not end in any useful time (a step takes microseconds at least), and the clock
@@ -535,8 +535,9 @@ class World(Model):
         # only if the gap would close), instead of landing in an event
         rest_reach = max(cfg.resting_speed, 2.0 * dt * a_scale) * dt
         self._rest_reach = max(rest_reach, slop)
+        rest_tol_v = VELOCITY_SINK_FRACTION * slop / dt  # m/s: the resting set's velocity solve
         settings = Settings(cfg.contact_tolerance, cfg.resting_gap, rest_reach, cfg.speed_tolerance * v_scale,
-                            cfg.resting_speed, cfg.lcp_iterations, cfg.lcp_tolerance * v_scale, slop / dt, force_tol,
+                            cfg.resting_speed, cfg.lcp_iterations, cfg.lcp_tolerance * v_scale, rest_tol_v, force_tol,
                             stall_tolerance(slop, dt), cfg.max_rounds, cfg.max_body_events,
                             self.impact_mode == "merge", bool(self._impact_callbacks))  # fmt: skip
         # Whether the drift may leave an overlap deeper than the projection's slop. With no force at all,

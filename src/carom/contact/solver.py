@@ -105,7 +105,7 @@ def solve_contacts(active, ci, cj, normal, target, rate, inv_mass, out, iteratio
             k = inv_mass[i] + (inv_mass[j] if j >= 0 else 0.0)
             if k == 0.0:
                 continue
-            new = _gauss_seidel_impulse(out[c], approach_speed(c, ci, cj, normal, rate), target[c], k)
+            new = max(0.0, out[c] + (approach_speed(c, ci, cj, normal, rate) + target[c]) / k)
             dp = new - out[c]
             if dp != 0.0:
                 out[c] = new
@@ -114,45 +114,6 @@ def solve_contacts(active, ci, cj, normal, target, rate, inv_mass, out, iteratio
         if worst <= tol:
             return sweep + 1
     return iterations
-
-
-@njit(cache=True, forceinline=True)
-def _gauss_seidel_impulse(old, u, target, k):
-    """A contact's impulse after its Gauss-Seidel update, ``max(0, old + (u + target) / k)``: ``u`` its approach
-    speed now, ``k`` the sum of its bodies' inverse masses."""
-    return max(0.0, old + (u + target) / k)
-
-
-@njit(cache=True, forceinline=False)
-def solve_contacts_packed(active, ci, cj, normal, target, rate, inv_mass, out, work, iterations, tol, warm=False):
-    """`solve_contacts` over a packed copy of the contacts (`SolverWork`): the same sweeps in the same order,
-    the result the same to the bit, faster on large sets (the resting velocity solve of a pile)."""
-    k = len(active)
-    for s in range(k):
-        work.out[s] = out[active[s]] if warm else 0.0
-    m = _pack(active, ci, cj, normal, target, rate, inv_mass, work)
-    sweeps = iterations
-    for sweep in range(iterations):
-        worst = 0.0
-        for s in range(k):
-            k_s = work.inv_mass_i[s] + work.inv_mass_j[s]
-            if k_s == 0.0:
-                continue
-            i, j = work.bi[s], work.bj[s]
-            u = 0.0
-            for d in range(work.rate.shape[1]):
-                u += (work.rate[i, d] - work.rate[j, d]) * work.normal[s, d]
-            new = _gauss_seidel_impulse(work.out[s], u, work.target[s], k_s)
-            dp = new - work.out[s]
-            if dp != 0.0:
-                work.out[s] = new
-                _packed_push(work, s, dp)
-                worst = max(worst, abs(dp) * k_s)
-        if worst <= tol:
-            sweeps = sweep + 1
-            break
-    _unpack(work, k, m, active, rate, out)
-    return sweeps
 
 
 #: The accelerated solve may stop before ``tol`` once it stalls, if the caller allows (``stall_tol``): from

@@ -17,7 +17,9 @@ the step's **resting set**. The resting speed is ``Config.resting_speed``, raise
 for bodies that rest on something (they carried a contact force at the end of the last step): constant
 contact forces are only right to that speed within a step. Over the resting set, in order:
 
-1. one perfectly inelastic velocity solve: no contact may approach faster than its gap closes in the step;
+1. one perfectly inelastic velocity solve (accelerated projected gradient, to 1% of the resting gap per step:
+   `carom.step.resting.VELOCITY_SINK_FRACTION`): no contact may approach faster than its gap closes in the
+   step;
 2. one force solve (a complementarity problem on accelerations, warm-started from the last step's forces):
    each contact's gap stays >= 0 at the end of the step to second order, see `contact_forces`;
 3. no events among resting contacts for the rest of the step: a pile is held by forces, not by a
@@ -48,7 +50,6 @@ from ..contact.solver import (
     mark_clustered,
     solve_accelerated,
     solve_contacts,
-    solve_contacts_packed,
     solver_work,
 )
 from ..errors import CRUSHED, OK, REBUILD, STALLED
@@ -169,7 +170,7 @@ class Settings(NamedTuple):
     resting_speed: float  # m/s
     lcp_iterations: int
     lcp_tol_v: float  # m/s: impulse solves
-    rest_tol_v: float  # m/s: the resting set's inelastic solve
+    rest_tol_v: float  # m/s: the resting set's inelastic solve (`VELOCITY_SINK_FRACTION` slop / dt)
     rest_tol_a: float  # m/s^2: force solves
     rest_stall_a: float  # m/s^2: what a force solve that stalls may leave (`carom.step.resting.stall_tolerance`)
     max_rounds: int
@@ -647,9 +648,9 @@ def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_si
                 closing = max(cw[c, GAP], 0.0) / h
                 cw[c, TARGET] = -closing
                 slow = slow or u > closing + speed_tol
-        if slow:  # perfectly inelastic: approach no faster than the gap can take
-            solve_contacts_packed(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], w.solver,
-                                  lcp_iterations, rest_tol_v)  # fmt: skip
+        if slow:  # perfectly inelastic: approach no faster than the gap can take (all at once, in any order)
+            solve_accelerated(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], w.solver,
+                              lcp_iterations, rest_tol_v)  # fmt: skip
             if fr.enabled:
                 impact_friction(sel[:ns], ci, cj, cn, cw, t0, bodies, fr, fw, lcp_iterations, rest_tol_v)
         # warm start: each contact's force at the end of the last step (keys i * n + j, i < j), and with

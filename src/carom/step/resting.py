@@ -21,6 +21,14 @@ from .gather import GAP, RESTING
 #: (``u_max -> 0``) the tolerance tightens to ``force_tolerance``, so a still pile does not creep.
 MOTION_FRACTION = 1e-3
 
+#: The step-start inelastic velocity solve (`carom.step.drift`) stops once no contact's approach speed moves by
+#: more than this fraction of the resting gap per step (``VELOCITY_SINK_FRACTION slop / dt``). An approach u
+#: it leaves sinks its contact by up to ``u h / 2`` in the step (the force only stops it by the end), and the
+#: sinks add up from step to step; at the whole resting gap per step (the fraction 1) a settled 3D pile sank
+#: past the gap every 3-4 steps, the projection lifted all of it with no kinetic energy to pay (steps
+#: gaining up to 0.019 J), it fell back, and it never slept.
+VELOCITY_SINK_FRACTION = 0.01
+
 #: A force solve that stalls short of its tolerance (`carom.contact.solver.STALL_SWEEPS`) may stop once the
 #: acceleration error it leaves could sink no contact by more than this fraction of the resting gap within
 #: the step: what the position projection then lifts back adds at most this fraction of its energy
