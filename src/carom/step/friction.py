@@ -64,6 +64,11 @@ POLISH_SWEEPS = 20
 IMPACT_ROUNDS = 1
 #: Times sticking contacts pushed past the static cone are turned to sliding and all solved again.
 BREAKAWAY_ROUNDS = 2
+#: A held contact slipping slower than this many times the force tolerance's worth of speed over the step
+#: (``tol_a h``, m/s: what the joint solve may leave) sticks: static friction, not kinetic. (With the plain
+#: speed tolerance, the 1e-10 m/s a solve leaves made a stack's contacts slide at its next step: three disks
+#: that static friction holds fell apart whenever mu_k < mu_s.)
+STICK_FACTOR = 1e3
 
 
 @njit(cache=True, forceinline=True)
@@ -115,7 +120,7 @@ def force_friction(sel, ci, cj, cn, cw, t, h, bodies, fr, fw, per_body, iteratio
     for c in sel:
         contact_coefficients(c, ci, cj, bodies.radius, fr, fw.coef)
     friction_modes(sel, ci, cj, cn, bodies.radius, bodies.v, bodies.w, fw, slip_tol, h, not warm)
-    clustered = _hold_clusters(sel, ci, cj, cn, bodies, fw, per_body, h)
+    clustered = _hold_clusters(sel, ci, cj, cn, bodies, fw, per_body, h, max(slip_tol, STICK_FACTOR * tol_a * h))
     if warm:
         for c in sel:
             _trim_start(c, ci, cj, cn, bodies, fw)
@@ -180,11 +185,13 @@ def _trim_start(c, ci, cj, cn, bodies, fw):
 
 
 @njit(cache=True, forceinline=False)
-def _hold_clusters(sel, ci, cj, cn, bodies, fw, per_body, h):
+def _hold_clusters(sel, ci, cj, cn, bodies, fw, per_body, h, stick):
     """Hold the contacts of ``sel`` that share a movable body with another contact of ``sel`` at the level of
     velocities: no kinetic row along the present slip (rolling, spinning); static rows that take all of it
     out over the h seconds left (``fw.bias``), as far as the cone allows, and that cone the kinetic one
-    where the contact slides now. (On accelerations, kinetic friction along the slip can push a wedged
+    where the contact slides now, faster than ``stick`` (m/s: what the joint solve may leave of a slip; a
+    slower one is a held contact's creep, and static friction holds it whenever some admissible split of
+    the cluster's forces can). (On accelerations, kinetic friction along the slip can push a wedged
     contact ever harder, a problem without a solution: Painleve's paradox. A dense pile then gained up to
     42 J in a step.) ``per_body`` is a (bodies,) array that must be all zero (it is left so). Returns
     whether any contact is held so."""
@@ -192,9 +199,9 @@ def _hold_clusters(sel, ci, cj, cn, bodies, fw, per_body, h):
     for c in sel:
         if not fw.held[c]:
             continue
-        if fw.slide[c, 0] != 0.0 or fw.slide[c, 1] != 0.0 or fw.slide[c, 2] != 0.0:
-            fw.coef[c, MU_S] = fw.coef[c, MU_K]
         s = slip(c, ci, cj, cn, bodies.radius, bodies.v, bodies.w) if fw.coef[c, MU_K] != 0.0 else (0.0, 0.0, 0.0)
+        if s[0] * s[0] + s[1] * s[1] + s[2] * s[2] > stick * stick:
+            fw.coef[c, MU_S] = fw.coef[c, MU_K]
         q = rolling(c, ci, cj, cn, bodies.w) if fw.coef[c, MU_R] != 0.0 else (0.0, 0.0, 0.0)
         for d in range(3):
             fw.slide[c, d] = 0.0

@@ -51,7 +51,7 @@ from scipy.sparse import linalg as sparse_linalg
 from scipy.spatial import cKDTree
 
 from ..contact.projection import pay, pay_for_lift, potential_rise
-from ..contact.rigid import contact_rates, hold_impulses, resolve_rounds
+from ..contact.rigid import STALL_CEILING, contact_rates, hold_impulses, resolve_rounds
 from ..errors import ContactError, crushed_error
 from ..materials import pair_keys
 from ..narrowphase.polygons import PolygonTable
@@ -90,6 +90,9 @@ GUESS_MAX_CONTACTS = 10_000
 #: and the most rounds of dropping contacts that pull.
 TANGENT_WEIGHT = 10.0
 GUESS_ROUNDS = 6
+#: A held solve is run again, with kinetic friction at the contacts it left sliding under static friction, at
+#: most this many times (each time turns at least one more contact kinetic).
+SLIDE_ROUNDS = 4
 
 
 class Planar(NamedTuple):
@@ -453,13 +456,47 @@ def _lift_speed(m: Motion, c: Contacts, h_left: float) -> np.ndarray:
     return LIFT_FRACTION * np.maximum(added[c.ci], np.where(c.cj >= 0, added[np.maximum(c.cj, 0)], 0.0))
 
 
+def _slides(tol: Tolerances, m: Motion, c: Contacts, bias: np.ndarray, v_end: np.ndarray, w_end: np.ndarray,
+            impulse: np.ndarray, mu: np.ndarray) -> np.ndarray:  # fmt: skip
+    """(k,) bool: the contacts that a held solve left sliding: friction on the cone's edge and the contact point
+    still slipping (its rate plus ``bias`` above what the solve's stopping rule may leave). A contact whose
+    friction merely reaches its cone's edge while its point sticks is held: where contacts are redundant (a
+    box on two corners) the split of the friction between them is not unique, and the body stays whenever
+    some admissible split holds it."""
+    slip = np.abs(_rates(c, v_end, w_end, m.x)[:, 1] + bias[:, 1])
+    on_edge = (np.abs(impulse[:, 1]) >= mu * impulse[:, 0] * (1.0 - 1e-9)) & (impulse[:, 0] > 0.0)
+    return on_edge & (slip > _stick_speed(tol))
+
+
+def _drift_slip(tol: Tolerances, m: Motion, c: Contacts, h: float) -> np.ndarray:
+    """(k,) m/s: the slip that a held contact may show without sliding: `_stick_speed`, plus what a held
+    body's motion adds in a step of h s. The held solve zeroes the contact point's rates at the arm ``r`` it
+    has then, and the arm turns with the body: a point held still on a body turning at w slips by about
+    ``w^2 |r| h`` a step (a box tipping over its edge). A faster slip is a sliding contact."""
+    arm = np.hypot(c.point[:, 0] - m.x[c.ci, 0], c.point[:, 1] - m.x[c.ci, 1])
+    drift = m.w[c.ci] ** 2 * arm
+    other = np.maximum(c.cj, 0)
+    arm_j = np.hypot(c.point[:, 0] - m.x[other, 0], c.point[:, 1] - m.x[other, 1])
+    drift += np.where(c.cj >= 0, m.w[other] ** 2 * arm_j, 0.0)
+    return _stick_speed(tol) + 2.0 * h * drift
+
+
+def _stick_speed(tol: Tolerances) -> float:
+    """Slip (m/s) up to which a held contact sticks: what a held solve's stopping rule may leave of a rate
+    (`carom.contact.rigid.STALL_CEILING` times its tolerance). A body that static friction holds creeps by
+    that much at most; faster, a contact slides now, and gets kinetic friction."""
+    return max(tol.approach, STALL_CEILING * tol.hold_tol)
+
+
 def hold(tol: Tolerances, m: Motion, g: Outlines, coefficients: np.ndarray, c: Contacts, cluster: np.ndarray,
-         h_left: float, memory: HeldForces) -> tuple[np.ndarray, HeldForces]:  # fmt: skip
-    """Hold the contacts ``c`` of the bodies ``cluster`` for the h_left s left in the step: one perfectly
+         h_left: float, h: float, memory: HeldForces) -> tuple[np.ndarray, HeldForces]:  # fmt: skip
+    """Hold the contacts ``c`` of the bodies ``cluster`` for the h_left s left in the step of h s: one perfectly
     inelastic solve (`carom.contact.rigid.hold_impulses`, warm-started from ``memory``, the forces of the
     last hold) on the velocities the smooth forces would give at its end; each body that a contact pushes
     gets the constant acceleration and spin rate that reach its solved end velocity and spin, and turns at
-    the mean of its spins. Friction is static where a contact does not slip now, kinetic where it does.
+    the mean of its spins. Friction is static where a contact does not slip now (`_drift_slip`), kinetic where it does, and
+    kinetic where the solve with static friction leaves the contact sliding (`_slides`); a contact whose static
+    friction only reaches its cone's edge while its point sticks stays static.
     Returns the bodies held (pushed by a contact) and the held forces updated."""
     movable = cluster[g.inv_mass[cluster] != 0.0]
     m.a[movable] = m.a_smooth[movable]
@@ -475,22 +512,22 @@ def hold(tol: Tolerances, m: Motion, g: Outlines, coefficients: np.ndarray, c: C
     if np.any(flying):  # a contact that separates flies free: its return is an event at its time
         c, now = c.part(~flying), now[~flying]
     kinetic = coefficients[c.entry, 2]
-    mu = np.where(np.abs(now[:, 1]) <= tol.speed_tol, coefficients[c.entry, 1], kinetic)
+    mu = np.where(np.abs(now[:, 1]) <= _drift_slip(tol, m, c, h), coefficients[c.entry, 1], kinetic)
     keys, local = _pair_keys(c), _local_points(m, c)
     impulse, known = _warm_start(memory, keys, local, h_left)
     if GUESS_CONTACTS <= len(c.ci) <= GUESS_MAX_CONTACTS and known < GUESS_FRACTION * len(c.ci):
         impulse = _static_guess(g, c, m.x, v_end, w_end, now, mu)
     start = (v_end.copy(), w_end.copy())
-    hold_impulses(c.ci, c.cj, c.point, c.normal, mu, now, m.x, v_end, w_end, g.inv_mass, g.inv_inertia, impulse,
-                  tol.hold_sweeps, tol.hold_tol, True)  # fmt: skip
-    # a contact that static friction cannot hold (its friction on the cone's edge) slides: kinetic friction
-    breaks = (np.abs(impulse[:, 1]) >= mu * impulse[:, 0] * (1.0 - 1e-9)) & (impulse[:, 0] > 0.0) & (kinetic < mu)
-    if np.any(breaks):
-        mu[breaks] = kinetic[breaks]
-        v_end[...], w_end[...] = start
-        impulse[:] = 0.0
+    for attempt in range(SLIDE_ROUNDS + 1):
+        if attempt:  # again from the start, kinetic friction where static friction could not hold, warm-started
+            v_end[...], w_end[...] = start  # from the last answer brought into the narrower cones
+            impulse[:, 1] = np.clip(impulse[:, 1], -mu * impulse[:, 0], mu * impulse[:, 0])
         hold_impulses(c.ci, c.cj, c.point, c.normal, mu, now, m.x, v_end, w_end, g.inv_mass, g.inv_inertia,
                       impulse, tol.hold_sweeps, tol.hold_tol, True)  # fmt: skip
+        slides = _slides(tol, m, c, now, v_end, w_end, impulse, mu) & (kinetic < mu)
+        if attempt == SLIDE_ROUNDS or not np.any(slides):
+            break
+        mu[slides] = kinetic[slides]
     memory = _remember(memory, keys, local, impulse, h_left)
     pushed = impulse[:, 0] > 0.0
     pushes = np.zeros(len(m.v), dtype=bool)
@@ -606,7 +643,7 @@ def step(p: Planar, tol: Tolerances, m: Motion, h: float, log: list | None, memo
     contacts = touching(g, tol, m, lists.lists, movable, since.gap)
     start_lists = lists
     impacts = impact(tol, m, g, lists.coefficients, contacts, h, 0.0, log)
-    pushed, memory = hold(tol, m, g, lists.coefficients, contacts, movable, h, memory)
+    pushed, memory = hold(tol, m, g, lists.coefficients, contacts, movable, h, h, memory)
     held[pushed] = True
     plans = _Plans.now(m, held)
     schedule = _Schedule(g, tol, m, lists.lists, 0.0, h)
@@ -633,7 +670,7 @@ def step(p: Planar, tol: Tolerances, m: Motion, h: float, log: list | None, memo
         movable_cluster = cluster[p.inv_mass[cluster] != 0.0]
         plans.settle(g, m, movable_cluster)
         impacts += impact(tol, m, g, lists.coefficients, contacts, h, t, log)
-        pushed, memory = hold(tol, m, g, lists.coefficients, contacts, cluster, h - t, memory)
+        pushed, memory = hold(tol, m, g, lists.coefficients, contacts, cluster, h - t, h, memory)
         held[pushed] = True
         plans.restart(m, movable_cluster, pushed)
         events[movable_cluster] += 1
