@@ -92,7 +92,7 @@ def test_a_stack_of_two_boxes_holds_on_the_incline():
     """Two boxes stacked on a 25 deg incline, mu_s = 0.5 > tan 25 deg = 0.466 on every contact: the stack is
     hyperstatic twice over, and stands still."""
     theta = math.radians(25)
-    w, low, top = two_boxes(theta)
+    w, _, _ = two_boxes(theta)
     x0 = w.positions.copy()
     w.run(until=3.0, dt=1 / 60)
     assert np.abs(w.positions - x0).max() <= 1e-9

@@ -494,9 +494,9 @@ def hold(tol: Tolerances, m: Motion, g: Outlines, coefficients: np.ndarray, c: C
     inelastic solve (`carom.contact.rigid.hold_impulses`, warm-started from ``memory``, the forces of the
     last hold) on the velocities the smooth forces would give at its end; each body that a contact pushes
     gets the constant acceleration and spin rate that reach its solved end velocity and spin, and turns at
-    the mean of its spins. Friction is static where a contact does not slip now (`_drift_slip`), kinetic where it does, and
-    kinetic where the solve with static friction leaves the contact sliding (`_slides`); a contact whose static
-    friction only reaches its cone's edge while its point sticks stays static.
+    the mean of its spins. Friction is static where a contact does not slip now (`_drift_slip`), kinetic where
+    it does, and kinetic where the solve with static friction leaves the contact sliding (`_slides`); a contact
+    whose static friction only reaches its cone's edge while its point sticks stays static.
     Returns the bodies held (pushed by a contact) and the held forces updated."""
     movable = cluster[g.inv_mass[cluster] != 0.0]
     m.a[movable] = m.a_smooth[movable]
