@@ -39,14 +39,18 @@ def k_of(dim):
 
 
 # ---------------------------------------------------------------- impacts (Coulomb impulse model)
-@pytest.mark.parametrize(("mu", "vt", "spin"), [(0.1, 2.28, 18.0), (0.5, 15 / 7, 150 / 7)])
-def test_impact_on_floor_matches_the_coulomb_impulse(mu, vt, spin):
+@pytest.mark.parametrize(("mu_s", "mu", "vt", "spin"),
+                         [(0.1, 0.1, 2.28, 18.0), (0.5, 0.5, 15 / 7, 150 / 7), (0.6, 0.1, 2.28, 18.0),
+                          (0.9, 0.5, 15 / 7, 150 / 7)])  # fmt: skip
+def test_impact_on_floor_matches_the_coulomb_impulse(mu_s, mu, vt, spin):
     """1 kg solid sphere, R = 0.1, e = 0.8, hits a floor at (v_t, v_n) = (3, -4) m/s: J_n = 7.2 N s; the
-    tangential impulse is mu J_n (sliding throughout) or what stops the slip, 3 / (1/m + R^2/I) = 6/7."""
+    tangential impulse is mu_k J_n (sliding throughout) or what stops the slip, 3 / (1/m + R^2/I) = 6/7.
+    An impact's cone is the kinetic one whatever mu_s: with mu_s = 0.6, mu_k = 0.1 the ball still slides
+    throughout (mu_s J_n = 4.32 N s would stop its slip: 2.14 m/s, not 2.28)."""
     w = carom.World(dim=3)
-    w.add_wall(point=(0, 0, 0), normal=(0, 0, 1), restitution=0.8, static_friction=mu)
+    w.add_wall(point=(0, 0, 0), normal=(0, 0, 1), restitution=0.8, static_friction=mu_s, kinetic_friction=mu)
     w.add_body(position=(0, 0, 0.101), velocity=(3, 0, -4), mass=1.0, radius=0.1, restitution=0.8,
-               static_friction=mu)  # fmt: skip
+               static_friction=mu_s, kinetic_friction=mu)  # fmt: skip
     impacts = []
     w.on_impact(impacts.append)
     w.run(until=0.01, dt=0.01)
@@ -58,6 +62,31 @@ def test_impact_on_floor_matches_the_coulomb_impulse(mu, vt, spin):
     assert abs(v[1]) + abs(om[0]) + abs(om[2]) == 0.0
     # the friction impulse on j (the floor) points along the ball's slip, +x: the ball gets the opposite
     np.testing.assert_allclose(impacts[0].tangential_impulse, [3 - vt, 0, 0], rtol=1e-12, atol=1e-15)
+
+
+def test_an_impact_between_balls_slides_on_the_kinetic_coefficient_of_their_pair():
+    """Two free 1 kg spheres, R = 0.1, e = 0.8, one on top of the other (touching: the normal is vertical);
+    the upper one comes down at 4 m/s while moving sideways at 3 m/s: J_n = (1 + e) 4 / (1/m + 1/m) = 3.6 N s.
+    Their pair's friction (an override) is mu_s = 0.6, mu_k = 0.1: what stops the slip, 3 / k_t with
+    k_t = 2/m + 2 R^2/I = 7 kg^-1 (0.43 N s), is beyond the kinetic cone, so the balls slide throughout and
+    the tangential impulse is mu_k J_n = 0.36 N s, along the slip (round-off, 1e-12). With mu_s the cone
+    would hold 2.16 N s and stop the slip (0.43)."""
+    w = carom.World(dim=3)
+    low = w.add_body(position=(0, 0, 0), mass=1.0, radius=0.1, restitution=0.8)
+    high = w.add_body(position=(0, 0, 0.2), velocity=(3, 0, -4), mass=1.0, radius=0.1, restitution=0.8)
+    w.set_pair_friction(low, high, 0.6, 0.1)
+    impacts = []
+    w.on_impact(impacts.append)
+    w.run(until=0.01, dt=0.01)
+    assert len(impacts) == 1
+    impact = impacts[0]
+    assert impact.impulse == pytest.approx(3.6, rel=1e-12)
+    # on j, against i's slip: the upper ball (whose contact point slips along +x past the lower one's) is
+    # pushed back along -x and the lower one forward
+    push_on_low = impact.tangential_impulse if impact.j == low else -impact.tangential_impulse
+    np.testing.assert_allclose(push_on_low, [0.1 * 3.6, 0, 0], rtol=1e-12, atol=1e-15)
+    assert w.velocities[low, 0] == pytest.approx(0.36, rel=1e-12)
+    assert w.velocities[high, 0] == pytest.approx(3 - 0.36, rel=1e-12)
 
 
 def test_impact_between_spinning_balls_conserves_momentum_and_angular_momentum():
@@ -338,6 +367,63 @@ def test_rolling_resistance_slows_uniformly_and_stops_without_creeping_back(dim)
     w.run(until=t_stop + 5.0, dt=0.01)
     assert w.positions[0, 0] == x_stop
     assert np.all(w.velocities[0] == 0.0)
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_a_ball_turning_on_top_of_a_fixed_ball_slows_at_the_effective_radius(dim):
+    """A ball (R = 0.1 m) spinning in place on top of a smooth fixed ball (R' = 0.3 m): between two balls
+    the normal force acts mu_r R_eff ahead of the contact point and the spinning torque reaches
+    mu_sp N R_eff, R_eff = R R' / (R + R') = 0.075 m (not R, nor R'). With N = m g and I = k m R^2, its
+    rolling spin (about a horizontal axis) falls at mu_r g R_eff / (k R^2) and its spin about the vertical
+    (3D) at mu_sp g R_eff / (k R^2), while nothing slips (smooth) and nothing moves: a lone contact, exact
+    to round-off."""
+    radius, ground, mu_r, mu_sp, w0, s0 = 0.1, 0.3, 0.02, 0.05, 10.0, 8.0
+    k, r_eff = k_of(dim), radius * ground / (radius + ground)
+    w = carom.World(dim=dim, gravity=-G * up(dim))
+    coefficients = {"rolling_resistance": mu_r, "spinning_friction": mu_sp, "restitution": 0.5}
+    w.add_body(position=-ground * up(dim), radius=ground, fixed=True, **coefficients)
+    w.add_body(position=radius * up(dim), mass=1.0, radius=radius, angular_velocity=(0, w0, s0) if dim == 3 else w0,
+               **coefficients)  # fmt: skip
+    w.run(until=0.2, dt=0.01)
+    spin = np.atleast_1d(w.angular_velocities[1])
+    assert spin[dim - 2] == pytest.approx(w0 - mu_r * G * r_eff / (k * radius**2) * w.time, rel=1e-12)
+    if dim == 3:
+        assert spin[2] == pytest.approx(s0 - mu_sp * G * r_eff / (k * radius**2) * w.time, rel=1e-12)
+    assert np.all(w.velocities[1] == 0.0)
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_two_stacked_balls_turning_like_gears_slow_at_the_effective_radius(dim):
+    """Two equal balls (R = 0.1 m, 1 kg) stacked on a smooth floor, turning like meshed gears (w and -w about
+    a horizontal axis: their contact point does not slip); the upper one also spins about the vertical (3D).
+    Only the upper ball has rolling resistance and spinning friction (the "max" rule gives them to the pair;
+    the floor contact has none). The lower ball touches two things, so the pair is held with its cluster
+    (the joint solve). By symmetry the friction force is 0; the rolling torque mu_r N R_eff, with
+    R_eff = R/2 and N = m g, brings the rolling rate w_up - w_down down at 2 mu_r g R_eff / (k R^2), and the
+    spinning torque the relative spin at 2 mu_sp g R_eff / (k R^2). Measured after the stack has settled
+    (0.2 s, when the sink into the resting gap is over): 5e-8 relative, the held solve's normal force being
+    converged to force_tolerance (1e-8) of the acceleration scale; R instead of R_eff doubles both rates."""
+    radius, mu_r, mu_sp, w0, s0 = 0.1, 0.02, 0.05, 10.0, 8.0
+    k, r_eff = k_of(dim), radius / 2
+    w = floor_world(dim, 0.0, 0.0, friction_rule="max")
+    w.add_body(position=radius * up(dim), mass=1.0, radius=radius, restitution=0.5,
+               angular_velocity=(0, -w0, 0) if dim == 3 else -w0)  # fmt: skip
+    w.add_body(position=3 * radius * up(dim), mass=1.0, radius=radius, restitution=0.5, static_friction=0.5,
+               rolling_resistance=mu_r, spinning_friction=mu_sp,
+               angular_velocity=(0, w0, s0) if dim == 3 else w0)  # fmt: skip
+
+    def rates():  # (rolling rate, spinning rate) of the pair
+        spin = w.angular_velocities.reshape(2, -1)
+        return spin[1, dim - 2] - spin[0, dim - 2], spin[1, -1] - spin[0, -1]
+
+    w.run(until=0.2, dt=0.01)
+    before = rates()
+    w.run(until=0.5, dt=0.01)
+    after = rates()
+    assert (before[0] - after[0]) / 0.3 == pytest.approx(2 * mu_r * G * r_eff / (k * radius**2), rel=1e-6)
+    if dim == 3:
+        assert (before[1] - after[1]) / 0.3 == pytest.approx(2 * mu_sp * G * r_eff / (k * radius**2), rel=1e-6)
+    assert np.abs(w.velocities).max() <= 1e-9
 
 
 # ---------------------------------------------------------------- spinning friction (3D)

@@ -257,6 +257,29 @@ def test_ball_on_a_sleeping_pile_strikes_as_on_an_awake_one():
         assert p1 == pytest.approx(p2, rel=1e-4)
 
 
+def test_a_sleeping_island_wakes_whole_even_where_its_gaps_are_beyond_a_resting_body_s_reach():
+    """Six disks (R = 0.1 m) resting in a row on a floor, 3 mm apart: one island, as an island joins the gaps
+    within the step's resting reach (2 g dt^2 = 5.4 mm at dt = 1/60 s), though a disk at rest reaches only
+    sweep_safety g dt^2 / 2 = 2.0 mm in a step, not its neighbour. A ball rolling in strikes the first disk:
+    the island wakes whole when the ball's reach meets it, not a disk a step as each is reached, so after
+    every step the row is all asleep or all awake, and all awake once struck."""
+    r, gap = 0.1, 3e-3
+    w = carom.World(dim=2, gravity=(0, -G))
+    w.add_wall(point=(0, 0), normal=(0, 1), restitution=0.5)
+    row = w.add_bodies([(r + (2 * r + gap) * k, r) for k in range(6)], np.zeros((6, 2)), masses=1.0, radii=r,
+                       restitution=0.5)  # fmt: skip
+    ball = w.add_body(position=(-2.5, r), velocity=(2.0, 0.0), mass=1.0, radius=r, restitution=0.5)
+    assert gap > w.config.sweep_safety * G * DT**2 / 2 and gap < 2 * G * DT**2
+    struck = []
+    w.on_impact(lambda imp: struck.append(imp.time) if ball in (imp.i, imp.j) else None)
+    w.run(until=1.0, dt=DT)
+    assert w.sleeping[row].all() and not struck
+    while not struck:
+        w.step(DT)
+        assert w.sleeping[row].all() or not w.sleeping[row].any(), f"t = {w.time:.4f} s: asleep {w.sleeping[row]}"
+    assert not w.sleeping.any()
+
+
 def test_resume_inside_a_sleeping_pile_is_exact():
     """Who sleeps, how long each body has been still and the forces kept for waking are part of the state:
     a run split by get_state/set_state while the pile sleeps is bit-identical to an unbroken one."""
