@@ -336,6 +336,6 @@ def test_datasets_have_the_shapes_the_file_format_doc_gives(tmp_path, dim):
         for name in listed:
             written = shapes[name]
             expected = written[0] if dim == 3 or len(written) == 1 else written[1]
-            want = tuple(sum(sizes[t.strip()] if t.strip() in sizes else int(t) for t in axis.split("+"))
-                         for axis in expected.split(",") if axis.strip())  # fmt: skip ("N + 1" is a sum)
+            axes = [axis.split("+") for axis in expected.split(",") if axis.strip()]  # ("N + 1" is a sum)
+            want = tuple(sum(sizes[t.strip()] if t.strip() in sizes else int(t) for t in axis) for axis in axes)
             assert f[name].shape == want, (name, written)

@@ -133,7 +133,9 @@ def main():
 @click.option(
     "--dt", type=click.FloatRange(min=0, min_open=True), callback=_finite, metavar="DT", help="Time step, s."
 )
-@click.option("--seed", type=click.IntRange(min=0), metavar="N", help="Seed for the random generators of the scene (>= 0).")
+@click.option(
+    "--seed", type=click.IntRange(min=0), metavar="N", help="Seed for the random generators of the scene (>= 0)."
+)
 @click.option("--force", is_flag=True, help="Replace the trajectory file if it exists.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def run(scene, example, resume_path, out, until, dt, seed, force, quiet):
