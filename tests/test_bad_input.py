@@ -1,6 +1,7 @@
 """Bad values and output files: each is rejected up front (exit code 2, or a ValueError), with a message that
 names the field or file and the value, and leaves no file behind; Ctrl-C stops within a second or two."""
 
+import re
 import signal
 import subprocess
 import time
@@ -254,3 +255,96 @@ def test_event_world_says_what_it_lacks_and_to_use_world():
             call()
         assert isinstance(err.value, NotImplementedError) and "World" in str(err.value)
     assert world.sleeping.tolist() == [False]
+
+
+# ----------------------------------------------------------------------------------------------- what a newcomer hits
+def test_vertices_beyond_the_limit_are_refused_with_the_limit_before_the_geometry(tmp_path):
+    """At 1e61 m the polygon's size makes its other vertices "repeats" of each other: the magnitude is checked
+    first, and the message names the vertex and the limit."""
+    message = "vertices[1] = [1e+61, 0.0] is out of range: each component's magnitude must be at most 1e+60 m"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        carom.World(dim=2).add_polygon([[0, 0], [1e61, 0], [0, 1]], (0.0, 0.0), mass=1.0)
+    with pytest.raises(ValueError, match=re.escape("width = 1e+61 is out of range")):
+        carom.World(dim=2).add_rectangle(1e61, 1.0, (0.0, 0.0), mass=1.0)
+    text = SMALL + "[[polygons]]\nvertices = [[0, 0], [1e61, 0], [0, 1]]\nposition = [3.0, 0.0]\nmass = 1.0\n"
+    result = cli("run", scene_file(tmp_path, text), "--out", tmp_path / "x.h5")
+    assert result.exit_code == 2 and f"polygons[0]: {message}" in result.output, result.output
+
+
+TRIANGLE = [(0, 0), (1, 0), (0, 1)]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda w: w.add_body(position="abc", mass=1.0), "position must be a vector of 2 numbers, got 'abc'"),
+        (lambda w: w.add_body((0, 0), mass="1"), "mass must be a number, got '1'"),
+        (lambda w: w.add_body((0, 0), mass=True), "mass must be a number, got True"),
+        (lambda w: w.add_body((0, 0), mass=1.0, radius="0.1"), "radius must be a number, got '0.1'"),
+        (lambda w: w.add_body((0, 0), velocity=(1, "2"), mass=1.0),
+         "velocity must be a vector of 2 numbers, got (1, '2')"),
+        (lambda w: w.add_body((0, 0), mass=1.0, restitution="1"), "restitution must be a number, got '1'"),
+        (lambda w: w.add_body((0, 0), mass=1.0, angular_velocity="1"),
+         "angular_velocity must be a number (dim=2), got '1'"),
+        (lambda w: w.add_body((0, 0), mass=1.0, fixed="no"), "fixed must be True or False, got 'no'"),
+        (lambda w: w.add_bodies([(0, 0), (3, 0)], masses=[1.0, "2"]),
+         "mass must be a number or one per body (2), got [1.0, '2']"),
+        (lambda w: w.add_wall((0, -1), (0, 1), static_friction="0.5"),
+         "wall static_friction must be a number, got '0.5'"),
+        (lambda w: w.add_polygon([(0, 0), (1, 0), ("0", 1)], (0, 0), mass=1.0),
+         "vertices must be a list of (x, y) pairs, got [(0, 0), (1, 0), ('0', 1)]"),
+        (lambda w: w.add_polygon(TRIANGLE, (0, 0), density="2"), "density must be a number, got '2'"),
+        (lambda w: w.add_polygon(TRIANGLE, (0, 0), mass=1.0, angle=True), "angle must be a number, got True"),
+    ],
+    ids=["position", "mass text", "mass bool", "radius", "velocity", "restitution", "spin", "fixed", "masses", "wall",
+         "vertices", "density", "angle"],
+)  # fmt: skip
+def test_text_and_booleans_are_not_numbers(call, message):
+    world = carom.World(dim=2)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        call(world)
+    assert world.n_bodies == 0 and world.walls.n == 0
+
+
+def test_a_negative_seed_is_named_with_its_option_or_key(tmp_path):
+    option = cli("run", "--example", "pile", "--seed", -1, "--out", tmp_path / "x.h5")
+    assert option.exit_code == 2 and "'--seed': -1 is not in the range x>=0" in option.output, option.output
+    scene = scene_file(tmp_path, SMALL.replace("dim = 2", "dim = 2\nseed = -1"))
+    in_file = cli("run", scene, "--out", tmp_path / "x.h5")
+    assert in_file.exit_code == 2 and f"{scene}: world.seed = -1: Expected `int` >= 0" in in_file.output
+    swept = cli("sweep", scene_file(tmp_path), "--vary", "seed=-1:1", "--out", tmp_path / "runs")
+    assert swept.exit_code == 2 and "--vary seed=-1: " in swept.output and "world.seed = -1" in swept.output
+    assert list(tmp_path.glob("*.h5")) == [] and not (tmp_path / "runs").exists()
+
+
+def test_an_empty_scene_file_says_which_tables_are_missing(tmp_path):
+    empty = cli("run", scene_file(tmp_path, ""), "--out", tmp_path / "x.h5")
+    assert empty.exit_code == 2 and "the [world] and [run] tables are missing" in empty.output, empty.output
+    no_run = scene_file(tmp_path, SMALL[: SMALL.index("[run]")] + SMALL[SMALL.index("[[bodies]]") :])
+    result = cli("run", no_run, "--until", 1.0, "--dt", 0.01, "--out", tmp_path / "x.h5")
+    assert result.exit_code == 2 and f"{no_run}: the [run] table is missing" in result.output, result.output
+
+
+@pytest.mark.parametrize(("key", "value"), [("max_rounds", "0"), ("resting_speed", "-1.0")])
+def test_config_errors_are_labelled_config_with_the_key_and_value(tmp_path, key, value):
+    scene = scene_file(tmp_path, SMALL + f"[config]\n{key} = {value}\n")
+    result = cli("run", scene, "--out", tmp_path / "x.h5")
+    assert result.exit_code == 2, result.output
+    assert f"{scene}: config: Config.{key} must be" in result.output and f"got {value}" in result.output
+    with pytest.raises(ValueError, match=f"Config.{key} must be .*, got {value}"):
+        carom.Config(**{key: float(value) if "." in value else int(value)})
+    with pytest.raises(ValueError, match=re.escape("Config.resting_speed must be a number, got '1'")):
+        carom.Config(resting_speed="1")
+
+
+def test_record_into_a_missing_folder_and_load_of_a_missing_file_name_the_path(tmp_path):
+    world = carom.World(dim=2)
+    world.add_body((0.0, 0.0), mass=1.0, radius=0.1)
+    target = tmp_path / "nothere" / "run.h5"
+    with pytest.raises(FileNotFoundError, match=re.escape(f"the folder {target.parent} does not exist")):
+        carom.record(world, target, every=0.1, dt=0.01)
+    with pytest.raises(FileNotFoundError, match=re.escape(f"{tmp_path / 'nothere.h5'}: no such trajectory file")):
+        load(tmp_path / "nothere.h5")
+    with pytest.raises(IsADirectoryError, match=re.escape(f"{tmp_path} is a folder, not a trajectory file")):
+        load(tmp_path)
+    assert list(tmp_path.iterdir()) == []

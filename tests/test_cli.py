@@ -198,3 +198,21 @@ def test_progress_bar_stays_quiet_off_a_terminal(tmp_path):
     result = carom("run", scene_file(tmp_path), cwd=tmp_path)
     assert result.returncode == 0 and result.stdout == "" and result.stderr == "wrote scene.h5\n"
     assert os.path.getsize(tmp_path / "scene.h5") > 0
+
+
+def test_info_of_a_run_where_nothing_moved_says_so(tmp_path):
+    """The drift's scale, the largest kinetic energy, is floored at 1e-300 J to stay finite; a still run's is 0 J."""
+    still = SMALL.replace("velocity = [1.0, 0.0]\n", "")
+    path = tmp_path / "still.h5"
+    assert CliRunner().invoke(main, ["run", str(scene_file(tmp_path, still)), "--out", str(path), "-q"]).exit_code == 0
+    assert not np.any(load(path).kinetic_energy)
+    info = CliRunner().invoke(main, ["info", str(path)])
+    assert info.exit_code == 0 and "1e-300" not in info.output, info.output
+    assert "energy    total 0 -> 0 J: nothing moved (the kinetic energy is 0 J in every frame)" in info.output
+
+
+def test_examples_come_with_import_carom():
+    code = "import carom; print(carom.examples.names()); print(carom.examples.path('pile').name)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "'pile'" in done.stdout and "pile.toml" in done.stdout

@@ -1,5 +1,8 @@
 """Trajectory files: contents, exact resume, partial files, plain-h5py readability."""
 
+import re
+from pathlib import Path
+
 import h5py
 import numpy as np
 import pytest
@@ -255,3 +258,84 @@ def test_3d_files_without_spin_load_with_identity_orientations(tmp_path):
     old = load(path)
     assert np.array_equal(old.angular_velocity, np.zeros((3, 9, 3)))
     assert np.array_equal(old.orientation, np.tile([1.0, 0.0, 0.0, 0.0], (3, 9, 1)))
+
+
+# A box resting on a floor falls asleep (at 0.2 s, with another island made and woken at once); a ball lands on
+# it at 0.7 s and wakes it; both sleep again by 0.9 s. A world of polygons: no disk step ever sizes the wall forces.
+WAKE = """
+[world]
+dim = 2
+gravity = [0.0, -9.81]
+[run]
+until = 1.6
+dt = 0.016666666666666666
+output_interval = 0.1
+[config]
+sleep_time = 0.2
+[[bodies]]
+position = [0.1, 3.0]
+radius = 0.2
+mass = 1.0
+restitution = 0.2
+static_friction = 0.5
+[[polygons]]
+shape = "rectangle"
+width = 1.0
+height = 0.5
+position = [0.0, 0.25]
+mass = 1.0
+restitution = 0.2
+static_friction = 0.5
+[[walls]]
+point = [0.0, 0.0]
+normal = [0.0, 1.0]
+static_friction = 0.5
+"""
+
+
+def test_a_resumed_run_ends_with_the_checkpoint_of_the_run_never_stopped(tmp_path):
+    """Stopped at 0.8 s (islands made and all awake again) and resumed: every checkpoint entry has the shape
+    and the bits of the uninterrupted run's, the wall forces that no step sized and the labels of the islands
+    that fall asleep after the stop too."""
+    whole, part = run(tmp_path / "whole.h5", WAKE), run(tmp_path / "part.h5", WAKE, until=0.8)
+    stopped = load(part).checkpoint
+    assert stopped["islands_made"] > 0 and np.all(stopped["sleep_island"] == -1)
+    runner.resume(part, until=1.6, progress=False)
+    a, b = load(whole), load(part)
+    assert_same_run(a, b)
+    assert np.all(a.checkpoint["sleep_island"] >= stopped["islands_made"])  # asleep again, under new labels
+    assert a.checkpoint["wall_force"].shape == (0, 0)
+    assert a.checkpoint.keys() == b.checkpoint.keys()
+    for name, value in a.checkpoint.items():
+        assert value.shape == b.checkpoint[name].shape and value.tobytes() == b.checkpoint[name].tobytes(), name
+
+
+def _documented_shapes() -> dict[str, list[str]]:
+    """Each dataset of docs/file-format.md's table with its shapes as written: ``(F, N, 3) or (F, N)`` gives
+    ``["F, N, 3", "F, N"]`` (3D first)."""
+    text = (Path(__file__).parents[1] / "docs" / "file-format.md").read_text()
+    shapes = {}
+    for paths, shape in re.findall(r"^\| (`/[^|]*) \| ([^|]*) \|", text, re.M):
+        for path in re.findall(r"`(/[^`]+)`", paths):
+            shapes[path.lstrip("/")] = re.findall(r"\(([^)]*)\)", shape)
+    return shapes
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_datasets_have_the_shapes_the_file_format_doc_gives(tmp_path, dim):
+    path = run(tmp_path / "run.h5", SPIN if dim == 3 else GAS, until=0.3)
+    shapes = _documented_shapes()
+    with h5py.File(path, "r") as f:
+        sizes = {"F": f["frames/time"].shape[0], "N": f["bodies/mass"].shape[0], "d": dim,
+                 "W": f["walls/point"].shape[0], "M": f["impacts/time"].shape[0],
+                 "V": f["polygons/vertices"].shape[0]}  # fmt: skip
+        assert sizes["F"] > 1 and sizes["M"] > 0
+        found = []
+        f.visititems(lambda name, item: found.append(name) if isinstance(item, h5py.Dataset) else None)
+        listed = [n for n in found if n != "scene" and (not n.startswith("checkpoint/") or n == "checkpoint/latest")]
+        for name in listed:
+            written = shapes[name]
+            expected = written[0] if dim == 3 or len(written) == 1 else written[1]
+            axes = [axis.split("+") for axis in expected.split(",") if axis.strip()]  # ("N + 1" is a sum)
+            want = tuple(sum(sizes[t.strip()] if t.strip() in sizes else int(t) for t in axis) for axis in axes)
+            assert f[name].shape == want, (name, written)

@@ -133,7 +133,9 @@ def main():
 @click.option(
     "--dt", type=click.FloatRange(min=0, min_open=True), callback=_finite, metavar="DT", help="Time step, s."
 )
-@click.option("--seed", type=int, metavar="N", help="Seed for the random generators of the scene.")
+@click.option(
+    "--seed", type=click.IntRange(min=0), metavar="N", help="Seed for the random generators of the scene (>= 0)."
+)
 @click.option("--force", is_flag=True, help="Replace the trajectory file if it exists.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def run(scene, example, resume_path, out, until, dt, seed, force, quiet):
@@ -226,7 +228,9 @@ def _summary(path: Path, t) -> str:
         "frames": f"{len(t.time)}, every {float(a['output_interval']):.6g} s{dt}",
         "time": f"{t.time[0]:.6g} .. {t.time[-1]:.6g} s of {float(a['until']):.6g} s{stopped}",
         "energy": f"total {energy0:.6g} -> {energy[-1]:.6g} J: drift {e_drift:+.3e}, largest {e_worst:.3e} "
-        f"(of the largest kinetic energy, {e_scale:.6g} J)",
+        f"(of the largest kinetic energy, {e_scale:.6g} J)"
+        if np.any(t.kinetic_energy)  # (else the scale is the floor that keeps the drift finite, 1e-300 J)
+        else f"total {energy0:.6g} -> {energy[-1]:.6g} J: nothing moved (the kinetic energy is 0 J in every frame)",
         "momentum": f"{t.momentum[0]} -> {t.momentum[-1]} kg m/s: drift {p_drift:.3e} (of max sum |m v|)",
         "impacts": f"{int(t.collision_count[-1])} ({len(t.impacts['time'])} logged), {rate:.6g} per second",
     }

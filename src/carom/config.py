@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields, replace
+from numbers import Real
 
 #: Newtonian constant of gravitation, m^3 kg^-1 s^-2 (CODATA 2018).
 G = 6.67430e-11
@@ -87,11 +88,14 @@ class Config:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, Real):
+                raise ValueError(f"Config.{f.name} must be a number, got {value!r}")
             if math.isnan(value) or value < 0 or (math.isinf(value) and f.name != "sleep_time"):
                 allowed = ">= 0 (inf: never sleep)" if f.name == "sleep_time" else "finite and >= 0"
                 raise ValueError(f"Config.{f.name} must be {allowed}, got {value!r}")
-        if self.max_rounds < 1 or self.lcp_iterations < 1 or self.impact_log_capacity < 1 or self.max_body_events < 1:
-            raise ValueError("Config: max_rounds, lcp_iterations, impact_log_capacity and max_body_events must be >= 1")
+        for name in ("max_rounds", "lcp_iterations", "impact_log_capacity", "max_body_events"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"Config.{name} must be >= 1, got {getattr(self, name)!r}")
         if self.max_speed_ratio < 1:
             raise ValueError(f"Config.max_speed_ratio must be >= 1, got {self.max_speed_ratio!r}")
         if self.sweep_safety < 1:

@@ -53,21 +53,33 @@ class Impact:
             object.__setattr__(self, "tangential_impulse", np.zeros_like(self.normal))
 
 
-def as_number(field: str, value, *, allow_inf: bool = False) -> float:
+def as_numbers(field: str, value, what: str, shown=None) -> np.ndarray:
+    """``value`` as a float64 array, or a ValueError naming ``field`` and ``shown`` (default ``value``) that
+    says it must be ``what``: text (even "1"), booleans and values that are not numbers are refused, where
+    NumPy alone would turn "1" into 1.0 and True into 1.0. The shape is the caller's to check."""
     try:
-        x = float(value)
+        raw = np.asarray(value)
+        text = raw.dtype.kind in "USb" or (raw.dtype == object and any(
+            isinstance(x, str | bytes | bool | np.bool_) for x in raw.flat))  # fmt: skip
+        if not text:
+            return raw.astype(float)
     except (TypeError, ValueError):
-        raise ValueError(f"{field} must be a number, got {value!r}") from None
+        pass
+    raise ValueError(f"{field} must be {what}, got {value if shown is None else shown!r}")
+
+
+def as_number(field: str, value, *, allow_inf: bool = False) -> float:
+    x = as_numbers(field, value, "a number")
+    if x.shape != ():
+        raise ValueError(f"{field} must be a number, got {value!r}")
+    x = float(x)
     if math.isnan(x) or (math.isinf(x) and not allow_inf):
         raise ValueError(f"{field} must be finite, got {value!r}")
     return x
 
 
 def as_vector(field: str, value, dim: int) -> np.ndarray:
-    try:
-        v = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{field} must be a vector of {dim} numbers, got {value!r}") from None
+    v = as_numbers(field, value, f"a vector of {dim} numbers")
     if v.shape != (dim,):
         raise ValueError(f"{field} must have {dim} components (dim={dim}), got {value!r}")
     if not np.all(np.isfinite(v)):
@@ -315,9 +327,21 @@ class Model:
         each other, earlier bodies and walls) before any is stored: either all are added or none.
         """
         dim = self.dim
-        pos = np.asarray(positions, dtype=float)
-        if pos.ndim != 2 or pos.shape[1] != dim:
-            raise ValueError(f"position must have {dim} components (dim={dim}), got shape {pos.shape}")
+
+        def shown(value):  # (`add_body` passes some of its one body's values in a list)
+            return value[0] if _single and isinstance(value, list) else value
+
+        def numbers(name, value, what):
+            return as_numbers(name, value, what if _single else f"{what}, one per body", shown(value))
+
+        def vectors(name, value, rows=None):  # (rows, dim) numbers
+            arr = numbers(name, value, f"a vector of {dim} numbers")
+            if arr.ndim != 2 or arr.shape[1] != dim or rows not in (None, len(arr)):
+                got = repr(shown(value)) if _single else f"shape {arr.shape}"
+                raise ValueError(f"{name} must have {dim} components (dim={dim}), got {got}")
+            return arr
+
+        pos = vectors("position", positions)
         k = len(pos)
 
         def field(name, index):
@@ -326,10 +350,11 @@ class Model:
         def per_body(name, value, *, allow_inf=False):
             if value is None:
                 return None
+            arr = as_numbers(name, value, "a number" if _single else f"a number or one per body ({k})", shown(value))
             try:
-                arr = np.broadcast_to(np.asarray(value, dtype=float), (k,))
-            except (TypeError, ValueError):
-                raise ValueError(f"{name} must be a number or one per body ({k}), got {value!r}") from None
+                arr = np.broadcast_to(arr, (k,))
+            except ValueError:
+                raise ValueError(f"{name} must be a number or one per body ({k}), got {shown(value)!r}") from None
             for idx in np.flatnonzero(~(np.isfinite(arr) | (allow_inf & np.isinf(arr) & (arr > 0)))):
                 raise ValueError(f"{field(name, idx)} must be finite, got {float(arr[idx])!r}")
             return arr
@@ -339,12 +364,12 @@ class Model:
         if velocities is None:
             vel = np.zeros((k, dim))
         else:
-            vel = np.asarray(velocities, dtype=float)
-            if vel.shape != (k, dim):
-                raise ValueError(f"velocity must have {dim} components (dim={dim}), got shape {vel.shape}")
+            vel = vectors("velocity", velocities, k)
             for idx in np.flatnonzero(~np.all(np.isfinite(vel), axis=1)):
                 raise ValueError(f"{field('velocity', idx)} must be finite, got {vel[idx].tolist()!r}")
         spin = self._angular_velocities(angular_velocities, k, field, _single)
+        if np.asarray(fixed).dtype.kind not in "biu":  # (NumPy would read any text, "no" too, as True)
+            raise ValueError(f"fixed must be True or False, got {fixed!r}")
         fix = np.broadcast_to(np.asarray(fixed, dtype=bool), (k,))
         rad = per_body("radius", radii)
         for idx in np.flatnonzero(rad <= 0):
@@ -471,9 +496,12 @@ class Model:
         """
         if self.dim != 2:
             raise ValueError(f"polygons are 2D bodies: add_polygon needs dim=2, this world has dim={self.dim}")
-        shape = polygon_properties(vertices)
+        given = as_numbers("vertices", vertices, "a list of (x, y) pairs")
+        if given.ndim == 2:  # (magnitudes before the geometry, which is relative to the polygon's size)
+            finite = np.where(np.isinf(given), 0.0, given)  # (an infinite vertex: `polygon_properties` names it)
+            self._check_range("vertices", finite, "m", 0.0, lambda name, k: f"{name}[{k}]")
+        shape = polygon_properties(given)
         check_magnitude("the polygon's circumradius", shape.circumradius, "m", low=SMALLEST)
-        given = np.array(vertices, dtype=float)
         polygon = _NewPolygon(shape.vertices, as_number("angle", angle), shape.area, shape.second_moment, given)
         mass = _polygon_mass(mass, density, shape.area, fixed)
         ids = self.add_bodies(
@@ -498,7 +526,10 @@ class Model:
         """Add a ``width`` x ``height`` rectangle (m), sides along its body frame's axes, centred on
         ``position`` (m) and turned by ``angle`` (rad, counter-clockwise); return its id. The keywords are
         `add_polygon`'s."""
-        vertices = rectangle_vertices(as_number("width", width), as_number("height", height))
+        sides = {"width": as_number("width", width), "height": as_number("height", height)}
+        for name, side in sides.items():
+            check_magnitude(name, side, "m")
+        vertices = rectangle_vertices(sides["width"], sides["height"])
         return self.add_polygon(vertices, position, **keywords)
 
     def _new_names(self, names, k: int, single: bool) -> list[str]:
@@ -537,11 +568,8 @@ class Model:
         rot = 3 if self.dim == 3 else 1
         if value is None:
             return np.zeros((k, rot))
-        try:
-            arr = np.asarray(value, dtype=float)
-        except (TypeError, ValueError):
-            raise ValueError(f"angular_velocity must be numbers, got {value!r}") from None
         want = "a 3-vector (dim=3)" if rot == 3 else "a number (dim=2)"
+        arr = as_numbers("angular_velocity", value, want, value[0] if single else value)
         if self.dim == 2 and arr.shape in ((), (k,), (k, 1)):
             arr = np.broadcast_to(arr.reshape(-1, 1), (k, 1))
         elif self.dim == 3 and arr.shape == (3,):

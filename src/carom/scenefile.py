@@ -72,7 +72,7 @@ class WorldTable(_Table):
     #: s: the TC model of the event engine (`EventWorld(tc=...)`; engine = "event" only).
     tc: NonNegative | UnsetType = UNSET
     #: Seed of the random generator that every random generator table draws from, in file order.
-    seed: int = 0
+    seed: Annotated[int, Meta(ge=0)] = 0
 
 
 class BodyTable(_Table):
@@ -617,6 +617,12 @@ def parse_scene(text: str, source: str = "<scene>", overrides: dict | None = Non
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise SceneError(f"{source}: not valid TOML: {err}") from None
+    missing = [f"[{table}]" for table in ("world", "run") if table not in data]
+    if missing:
+        raise SceneError(
+            f"{source}: the {' and '.join(missing)} table{' is' if len(missing) == 1 else 's are'} missing: a scene "
+            f"needs [world] (with dim) and [run] (with until, and dt for the step engine); see docs/scenes.md"
+        )
     run = data.get("run")
     if isinstance(run, dict) and isinstance(run.get("until"), int | float) and run["until"] > 0:
         run.setdefault("output_interval", run["until"] / DEFAULT_FRAMES)
@@ -697,9 +703,10 @@ def build_world(scene: Scene, source: str = "<scene>"):
     bodies)."""
     w = scene.world
     kwargs = w.given("gravity", "restitution_rule", "impact_mode", "integrator", "friction_rule")
-    where = "world"
+    where = "config"
     try:
         config = Config(**msgspec.structs.asdict(scene.config))
+        where = "world"
         if w.engine == "event":
             import carom  # the event engine is optional: looked up at run time
 

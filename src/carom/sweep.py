@@ -359,7 +359,8 @@ def _row(member: Member, **outcomes) -> dict:
 def run_all(client, members: list[Member], progress: bool = True):
     """Run members on a Dask ``client``, with a progress bar; yield their rows as they complete. The
     first runs alone, so that a fresh machine compiles carom's kernels (cached on disk) once, not once per
-    worker. A worker lost while running a member makes that member "failed"."""
+    worker. A member whose worker dies is run again by Dask (from its file's checkpoint: `run_member`), and
+    is "failed" only once Dask gives up on it (``distributed.scheduler.allowed-failures``)."""
     if not members:
         return
     from dask.distributed import as_completed

@@ -673,6 +673,7 @@ class World(Model):
             "held_wall_friction": self._held_wall_friction.copy(),
             # sleeping islands: who sleeps (by island), how long each body has been still, the forces kept
             "sleep_island": np.where(self._sleep_state()[0], self._island, -1),
+            "islands_made": self._islands_made,  # (the next island's label)
             "still_time": self._still_time.copy(),
             "sleep_pair_keys": self._sleep_pairs[0].copy(),
             "sleep_pair_force": self._sleep_pairs[1].copy(),
@@ -693,7 +694,7 @@ class World(Model):
         scalars = ("time", "collision_count", "event_count", "smooth_acceleration", "pair_force_keys", "pair_force",
                    "wall_force", "held_pair_friction", "held_wall_friction", "sleep_island", "still_time",
                    "sleep_pair_keys", "sleep_pair_force", "sleep_wall_force", "held_bodies",
-                   "held_contacts")  # fmt: skip
+                   "held_contacts", "islands_made")  # fmt: skip
         self.bodies.restore({k: np.asarray(v) for k, v in state.items() if k not in scalars})
         self._names = list(self.names)  # (kept: names are the scene's, not the state's)
         self.time = float(state["time"])
@@ -702,25 +703,23 @@ class World(Model):
         n = self.n_bodies
         self._pair_force = (np.array(state.get("pair_force_keys", np.zeros(0)), dtype=np.int64),
                             np.array(state.get("pair_force", np.zeros(0)), dtype=float))  # fmt: skip
-        self._wall_force = np.array(state.get("wall_force", np.zeros((n, self.walls.n))), dtype=float)
-        if self._wall_force.size == 0:  # (saved before the first step: no wall forces yet)
-            self._wall_force = np.zeros((n, self.walls.n))
-        self._wall_force = self._wall_force.reshape(n, self.walls.n)
+        # The wall forces as saved: (n, walls), or empty where no disk step has run (a world of polygons, or one
+        # saved before its first step; the drift sizes them then, as in the run that was not stopped).
+        self._wall_force = np.array(state.get("wall_force", np.zeros((0, 0))), dtype=float)
         self._walls_held = bool(np.any(self._wall_force))
         # (a state saved without them, or before any step: friction starts from zero)
         friction = np.asarray(state.get("held_pair_friction", np.zeros((0, 6))), dtype=float)
         self._held_friction = (friction.reshape(-1, 6) if friction.size == 6 * len(self._pair_force[0])
                                else np.zeros((len(self._pair_force[0]), 6)))  # fmt: skip
-        friction = np.asarray(state.get("held_wall_friction", np.zeros(0)), dtype=float)
-        self._held_wall_friction = (friction.reshape(n, self.walls.n, 6) if friction.size == 6 * n * self.walls.n
-                               else np.zeros((n, self.walls.n, 6)))  # fmt: skip
+        self._held_wall_friction = np.array(state.get("held_wall_friction", np.zeros((0, 0, 6))), dtype=float)
         self.wake()  # (a state from before sleeping existed has every body awake)
         self._friction = None
         if "sleep_island" in state:
             self._island = np.array(state["sleep_island"], dtype=np.int64).reshape(n)
             self._asleep = self._island >= 0
             self._sleepers = int(np.count_nonzero(self._asleep))
-            self._islands_made = int(self._island.max(initial=-1)) + 1
+            # (a state saved without the count: labels past every island's that sleeps)
+            self._islands_made = int(state.get("islands_made", self._island.max(initial=-1) + 1))
             self._still_time = np.array(state["still_time"], dtype=float).reshape(n)
             self._still_counted = True
             self._sleep_pairs = (np.array(state["sleep_pair_keys"], dtype=np.int64),

@@ -201,6 +201,9 @@ class Recording:
     def __init__(self, world, path, every: float, dt: float | None = None, *, overwrite: bool = False,
                  progress: bool = False):  # fmt: skip
         path = Path(path)
+        if not path.parent.is_dir():
+            raise FileNotFoundError(f"{path}: cannot write the trajectory file there: the folder {path.parent} does "
+                                    "not exist")  # fmt: skip
         if path.exists() and not overwrite:
             raise FileExistsError(f"{path} exists: pass overwrite=True to replace it")
         every = as_number("every", every)

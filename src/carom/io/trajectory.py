@@ -9,6 +9,7 @@ at any moment leaves one complete checkpoint to resume from.
 
 from __future__ import annotations
 
+import html
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -192,7 +193,7 @@ def rebuild_world(scene_text: str, attrs: dict, until: float | None = None):
     return scene, build_world(scene, source)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Trajectory:
     """A run read back from a trajectory file. F frames, N bodies, W walls, M impacts, dim d.
 
@@ -341,12 +342,27 @@ class Trajectory:
 
         return animation(self, **kw)
 
-    def _repr_html_(self) -> str | None:
-        """In a notebook, a trajectory shows as an inline animation (at most
-        `carom.render.animation.NOTEBOOK_FRAMES` frames); one without frames, as text."""
-        from ..render.animation import notebook_html
+    def _facts(self) -> dict[str, str]:
+        """What `repr` and a notebook show of the run: its scene, bodies, frames and impacts."""
+        a, (frames, n) = self.attrs, self.position.shape[:2]
+        polygons = int(np.sum(self.shapes == "polygon"))
+        span = f"t = {self.time[0]:.6g} .. {self.time[-1]:.6g} s" if frames else "none"
+        return {
+            "scene": f"{a.get('source', '')} ({self.dim}D, engine {a.get('engine', '')})",
+            "bodies": f"{n}" + (f" ({polygons} polygons)" if polygons else "") + f", {len(self.wall_point)} walls",
+            "frames": f"{frames}, {span}",
+            "impacts": f"{int(self.collision_count[-1]) if frames else 0} ({len(self.impacts['time'])} logged)",
+        }
 
-        return notebook_html(self) if len(self.time) else None
+    def __repr__(self) -> str:
+        return "<carom.Trajectory " + "; ".join(f"{key} {value}" for key, value in self._facts().items()) + ">"
+
+    def _repr_html_(self) -> str:
+        """In a notebook: a small table (the pictures are `plot` and `animate`, which show themselves)."""
+        rows = "".join(f"<tr><th style='text-align:left'>{key}</th><td style='text-align:left'>{html.escape(value)}"
+                       "</td></tr>" for key, value in self._facts().items())  # fmt: skip
+        return (f"<table><caption style='text-align:left'>carom.Trajectory</caption>{rows}</table>"
+                "<p><code>.plot()</code> draws it, <code>.animate()</code> animates it.</p>")
 
 
 def load(path) -> Trajectory:
@@ -409,7 +425,12 @@ def load(path) -> Trajectory:
 
 
 def _open(path) -> h5py.File:
-    """Open a trajectory file to read; ValueError naming it if it is not HDF5 at all."""
+    """Open a trajectory file to read; FileNotFoundError naming it if there is none, ValueError if it is not
+    HDF5 at all."""
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no such trajectory file")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{path} is a folder, not a trajectory file")
     try:
         return h5py.File(path, "r")
     except OSError:

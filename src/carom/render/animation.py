@@ -1,5 +1,5 @@
 """Animations of a trajectory: bodies to scale, walls, periodic boxes, labels, optional trails; MP4 or GIF via
-imageio-ffmpeg (`render`), or a matplotlib animation (`animation`, `notebook_html`).
+imageio-ffmpeg (`render`), or a matplotlib animation (`animation`, shown in Jupyter as that video).
 
 2D runs are drawn as they are. 3D runs are drawn in an orthographic projection along a camera direction
 (elevation, azimuth): a sphere projects to a circle of its own radius, so bodies stay round and to scale.
@@ -29,6 +29,8 @@ labels and clock are redrawn (blitting), and the pixels go straight to the encod
 
 from __future__ import annotations
 
+import base64
+import tempfile
 import tomllib
 from pathlib import Path
 
@@ -83,11 +85,6 @@ CODECS = {
         ],
     ),
 }
-#: The inline animation of a trajectory in a notebook (`notebook_html`): at most this many frames, this many
-#: pixels on its longer side, as JPEG images inside the HTML (20 to 70 KB a frame).
-NOTEBOOK_FRAMES = 60
-NOTEBOOK_SIZE = 480
-NOTEBOOK_FORMAT = "jpeg"
 
 
 def output_settings(traj: Trajectory) -> OutputTable:
@@ -146,20 +143,35 @@ def animation(
     size: int = 720,
     max_frames: int = 300,
 ) -> FuncAnimation:
-    """The animation `render` writes, as a matplotlib ``FuncAnimation`` (same options): save it with its
-    ``save`` method, or show it in a notebook with ``to_jshtml()``. Keep a reference to it while it plays."""
-    picture = _Picture(traj, trails=trails, fps=fps, color_by=color_by, size=size, max_frames=max_frames)
-    return FuncAnimation(
-        picture.fig, picture.draw, frames=picture.frames, interval=1000 / picture.fps, blit=True,
-        cache_frame_data=False,
-    )  # fmt: skip
+    """The animation `render` writes, as a matplotlib ``FuncAnimation`` (same options; a `RunAnimation`, which
+    Jupyter shows as a video): save it with its ``save`` method. Keep a reference to it while it plays."""
+    options = dict(trails=trails, fps=fps, color_by=color_by, size=size, max_frames=max_frames)
+    return RunAnimation(traj, options, _Picture(traj, **options))
 
 
-def notebook_html(traj: Trajectory) -> str:
-    """An inline HTML/JavaScript animation of ``traj`` (at most `NOTEBOOK_FRAMES` frames, `NOTEBOOK_SIZE`
-    pixels wide or high), as shown by a notebook for a `Trajectory`."""
-    with matplotlib.rc_context({"animation.frame_format": NOTEBOOK_FORMAT}):
-        return animation(traj, size=NOTEBOOK_SIZE, max_frames=NOTEBOOK_FRAMES).to_jshtml(default_mode="loop")
+class RunAnimation(FuncAnimation):
+    """The ``FuncAnimation`` of a run (`animation`) that shows itself in Jupyter, without pyplot or any
+    ``%matplotlib`` setting: `_repr_html_` gives the MP4 video `render` writes, embedded in a ``<video>``
+    element (matplotlib's own HTML instead where ``rcParams["animation.html"]`` asks for it)."""
+
+    def __init__(self, traj: Trajectory, options: dict, picture: _Picture):
+        self._run = (traj, options)
+        super().__init__(picture.fig, picture.draw, frames=picture.frames, interval=1000 / picture.fps, blit=True,
+                         cache_frame_data=False)  # fmt: skip
+
+    def _repr_html_(self) -> str:
+        html = super()._repr_html_()
+        if html is not None:
+            return html
+        traj, options = self._run
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "animation.mp4"
+            render(traj, path, **options)  # (a figure of its own: this one's canvas holds blitting state)
+            video = base64.b64encode(path.read_bytes()).decode("ascii")
+        self._draw_was_started = True  # (shown: matplotlib need not warn that it was "deleted without rendering")
+        width, height = self._fig.canvas.get_width_height()
+        return (f'<video width="{width}" height="{height}" controls autoplay loop muted playsinline>'
+                f'<source type="video/mp4" src="data:video/mp4;base64,{video}"></video>')  # fmt: skip
 
 
 class _Picture:

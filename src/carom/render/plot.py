@@ -11,6 +11,7 @@ the quantity (shaded), so that round-off reads as round-off and not as a trend.
 
 from __future__ import annotations
 
+import io
 import tomllib
 from pathlib import Path
 
@@ -34,9 +35,19 @@ LABELLED_BODIES = 10
 _EPS = np.finfo(float).eps
 
 
-def figure(traj: Trajectory, size: tuple[int, int] = (900, 900)) -> Figure:
+class RunFigure(Figure):
+    """A matplotlib ``Figure`` that shows itself in Jupyter as a PNG image (`_repr_png_`), without pyplot or
+    any ``%matplotlib`` setting (a plain ``Figure`` shows only as text there until pyplot is imported)."""
+
+    def _repr_png_(self) -> bytes:
+        buffer = io.BytesIO()
+        self.savefig(buffer, format="png")
+        return buffer.getvalue()
+
+
+def figure(traj: Trajectory, size: tuple[int, int] = (900, 900)) -> RunFigure:
     """The summary figure of a run, ``size`` pixels (width, height) at 100 dpi; nothing is written."""
-    fig = Figure(figsize=(size[0] / 100, size[1] / 100), dpi=100, layout="constrained")
+    fig = RunFigure(figsize=(size[0] / 100, size[1] / 100), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
     axes = _layout(fig, traj)
     draw = {
