@@ -377,8 +377,9 @@ class World(Model):
 
     def peek(self, until: float, dt: float) -> World:
         """A copy of this world run on to ``until`` (s) in steps of ``dt``, the bits `run` would give; this
-        world is left as it is (the copy calls no ``on_impact`` callback). A recording's frame between two
-        steps is such a look ahead, so that frames never change the run."""
+        world is left as it is (the copy calls no ``on_impact`` callback; a ``Thrust`` callable is called
+        with the copy). A recording's frame between two steps is such a look ahead, so that frames never
+        change the run."""
         callbacks, self._impact_callbacks = self._impact_callbacks, []
         try:
             ahead = copy.deepcopy(self)
