@@ -23,6 +23,7 @@ One step of length dt (kick-drift-kick leapfrog, written as velocity Verlet):
 
 from __future__ import annotations
 
+import copy
 import math
 import warnings
 
@@ -80,6 +81,16 @@ def check_dt(dt, start: float, until: float) -> float:
     return dt
 
 
+#: A time within this fraction of ``dt`` of a step boundary is that boundary: round-off of ``t0 + k dt``
+#: (a run to ``until = 0.3`` with steps of 0.1 ends at the boundary 3 * 0.1 = 0.30000000000000004).
+GRID_TOLERANCE = 1e-9
+
+
+def _boundary(origin: float, dt: float, k: int) -> float:
+    """The k-th boundary (s) of the step grid ``t0 + k dt``, from the count (never accumulated)."""
+    return origin + k * dt
+
+
 def _rows_in(rows: np.ndarray, others: np.ndarray) -> np.ndarray:
     """(len(rows),) bool: whether each row of ``rows`` is also a row of ``others`` (the same bits)."""
     if len(others) == 0:
@@ -128,6 +139,8 @@ class World(Model):
         self._held_wall_friction = np.zeros((0, 0, 6))
         #: Events processed by the drift (impacts, resting contacts made, predictions that came to nothing).
         self.event_count = 0
+        self.step_count = 0  #: steps taken (a shortened last step of a run counts as one)
+        self._grid: tuple[float, float, int] | None = None  # `step_grid`
         self._log = new_log(config.impact_log_capacity, dim)
         self._work: Work | None = None  # the drift's work arrays, kept between steps
         self._friction_work = self._no_friction_work = new_friction_work(0, 0, 0, 0)  # friction's, the same
@@ -319,32 +332,102 @@ class World(Model):
 
     # ----------------------------------------------------------------- stepping
     def step(self, dt: float) -> None:
-        """Advance by exactly ``dt`` seconds (at least ``|time| / MAX_STEPS``)."""
+        """Advance by exactly ``dt`` seconds (at least ``|time| / MAX_STEPS``): the next step of the world's
+        step grid when it is at a boundary of one with steps of ``dt`` (n calls give the bits of ``run(time +
+        n dt, dt)``), else the first of a grid from the current time."""
         dt = check_dt(dt, self.time, self.time)
-        self._step(dt)
-        self.time += dt
+        origin, k, on = self._grid_for(dt)
+        if not on:
+            origin, k = self.time, 0
+        self._grid_step(origin, dt, k, _boundary(origin, dt, k), _boundary(origin, dt, k + 1))
 
-    def run(self, until: float, dt: float, *, max_steps: int | None = None) -> None:
+    def run(self, until: float, dt: float, *, max_steps: int | None = None, exact: bool = True) -> None:
         """Advance to exactly ``until`` (s) in steps of ``dt`` (s, at least ``max(|time|, |until|) /
-        MAX_STEPS``); the last step is shortened if needed. ``max_steps``: stop after that many steps, on
-        the step grid of the whole run (calling ``run`` again with the same ``until`` and ``dt`` continues
-        it to the same bits), so a caller can do other work, or stop, between pieces of a long run."""
+        MAX_STEPS``) on the world's step grid ``t0 + k dt`` (`step_grid`), whose boundaries are computed from
+        the step count, never accumulated. Where a run stops on the grid (within ``GRID_TOLERANCE dt``) thus
+        changes no bit of what follows: ``run(2.0, dt)`` gives the same bits as ``run(1.0, dt)`` then
+        ``run(2.0, dt)`` when 1.0 is on the grid. An ``until`` off the grid shortens the last step to end
+        there, and the next run goes on to the next boundary: such a stop splits one step in two (the same
+        physics, not the same bits). ``exact=False``: never shorten a step, stop at the last boundary at or
+        before ``until`` (the time may then be before it). ``max_steps``: stop after that many steps, on the
+        grid (calling ``run`` again with the same ``until`` and ``dt`` continues it to the same bits), so a
+        caller can do other work, or stop, between pieces of a long run."""
         until = as_number("until", until)
         dt = check_dt(dt, self.time, until)
         if until < self.time:
             raise ValueError(f"until must be >= the current time {self.time!r}, got {until!r}")
         if max_steps is not None and not (isinstance(max_steps, int | np.integer) and max_steps >= 1):
             raise ValueError(f"max_steps must be an integer >= 1, got {max_steps!r}")
+        origin, k, on = self._grid_for(dt)
+        tol = GRID_TOLERANCE * dt
         steps = 0
-        while self.time < until and steps != max_steps:
-            steps += 1
-            h = until - self.time
-            if h > dt * (1.0 + 1e-9):
-                self._step(dt)
-                self.time += dt
+        while steps != max_steps:
+            start, boundary = _boundary(origin, dt, k) if on else self.time, _boundary(origin, dt, k + 1)
+            if boundary <= until + tol:  # (a boundary within round-off of until is that time)
+                end = boundary
+            elif exact and until - start > (tol if on else 0.0):
+                end = until  # the last step, shortened
             else:
-                self._step(h)
-                self.time = until
+                break
+            self._grid_step(origin, dt, k, start, end)
+            k, on = (k + 1, True) if end == boundary else (k, False)
+            steps += 1
+        if on and abs(until - self.time) <= tol:
+            self.time = until
+
+    def peek(self, until: float, dt: float) -> World:
+        """A copy of this world run on to ``until`` (s) in steps of ``dt``, the bits `run` would give; this
+        world is left as it is (the copy calls no ``on_impact`` callback; a ``Thrust`` callable is called
+        with the copy). A recording's frame between two steps is such a look ahead, so that frames never
+        change the run."""
+        callbacks, self._impact_callbacks = self._impact_callbacks, []
+        try:
+            ahead = copy.deepcopy(self)
+        finally:
+            self._impact_callbacks = callbacks
+        ahead.run(until, dt)
+        return ahead
+
+    @property
+    def step_grid(self) -> tuple[float, float, int] | None:
+        """The step grid of the last step, ``(t0, dt, k)``: boundaries at ``t0 + j dt``, ``t0 + k dt`` the last
+        at or before the time (which may be a run's ``until`` within round-off of it, or lie between it and
+        the next after a shortened step). None before the first step."""
+        return self._grid
+
+    def _grid_for(self, dt: float) -> tuple[float, int, bool]:
+        """The step grid that steps of ``dt`` go on from the current time: (t0, k, on), ``t0 + k dt`` the
+        last boundary at or before the time and ``on`` whether the time is at it. The world's own grid while
+        its steps are of ``dt`` and the time lies within its k-th step; else a new one from the time."""
+        if self._grid is not None and self._grid[1] == dt:
+            origin, _, k = self._grid
+            tol = GRID_TOLERANCE * dt
+            if abs(self.time - _boundary(origin, dt, k)) <= tol:
+                return origin, k, True
+            if _boundary(origin, dt, k) < self.time < _boundary(origin, dt, k + 1) - tol:
+                return origin, k, False
+        return self.time, 0, True
+
+    def _start_time(self) -> float:
+        """The time the next step starts from: the grid boundary the world is at (exactly, where a run's
+        ``until`` is within round-off of it), or the time itself."""
+        if self._grid is None:
+            return self.time
+        dt = self._grid[1]
+        origin, k, on = self._grid_for(dt)
+        return _boundary(origin, dt, k) if on else self.time
+
+    def _grid_step(self, origin: float, dt: float, k: int, start: float, end: float) -> None:
+        """One step from ``start`` to ``end`` (s) within the k-th step of the grid ``t0 + j dt``: of exactly
+        dt between its boundaries, else of ``end - start`` (a shortened step, or the rest of one)."""
+        self._grid = (origin, dt, k)
+        boundary = _boundary(origin, dt, k + 1)
+        self.time = start
+        self._step(dt if start == _boundary(origin, dt, k) and end == boundary else end - start, end)
+        self.time = end
+        self.step_count += 1
+        if end == boundary:
+            self._grid = (origin, dt, k + 1)
 
     def _smooth_accel(self, t: float) -> np.ndarray:
         """Acceleration (m/s^2) of every body from uniform gravity and all forces; 0 for fixed bodies."""
@@ -356,8 +439,8 @@ class World(Model):
         acc[~self._movable()] = 0.0
         return acc
 
-    def _step(self, dt: float) -> None:
-        """One step: the pipeline of the module docstring."""
+    def _step(self, dt: float, end: float) -> None:
+        """One step of ``dt`` (s) from the current time to ``end`` (s): the pipeline of the module docstring."""
         if self.bodies.n == 0:
             return
         asleep, _ = self._sleep_state()
@@ -366,7 +449,7 @@ class World(Model):
         a_smooth = self._forces()  # 1. forces
         if self.has_polygons:  # (rigid polygons: their own drift and projection, `carom.step.rigid`)
             self._planar_step(a_smooth, dt)
-            self._kick(a_smooth, dt)
+            self._kick(a_smooth, dt, end)
             self._settle_planar(dt)
             return
         awake = self.bodies.active[: self.bodies.n]  # read only, unless some body sleeps:
@@ -385,7 +468,7 @@ class World(Model):
                          lambda moved: kinetic_energy(v, w, b.inv_mass[:n], b.inv_inertia[:n], moved))  # fmt: skip
         if self._sleepers:  # (the forces kept for the next step are the real ones)
             a_smooth[self._asleep] = self._a0[self._asleep]
-        self._kick(a_smooth, dt)  # 4. kick
+        self._kick(a_smooth, dt, end)  # 4. kick
         self._settle(lists, awake, dt)  # 5. sleeping islands
 
     def _planar_step(self, a_smooth: np.ndarray, dt: float) -> None:
@@ -494,11 +577,11 @@ class World(Model):
             self._a0 = self._smooth_accel(self.time)
         return self._a0.copy()
 
-    def _kick(self, a_smooth: np.ndarray, dt: float) -> None:
-        """Leapfrog's closing half kick with the forces at the new state (exact, and skipped, when the only
-        force is uniform gravity); the forces are kept for the next step."""
+    def _kick(self, a_smooth: np.ndarray, dt: float, end: float) -> None:
+        """Leapfrog's closing half kick with the forces at the new state, at time ``end`` (exact, and skipped,
+        when the only force is uniform gravity); the forces are kept for the next step."""
         if self.integrator == "leapfrog" and self.forces:
-            a1 = self._smooth_accel(self.time + dt)
+            a1 = self._smooth_accel(end)
             self.bodies.velocity[: self.bodies.n] += 0.5 * dt * (a1 - a_smooth)
             self._a0 = a1
         else:
@@ -656,15 +739,18 @@ class World(Model):
 
     # ----------------------------------------------------------------- state for exact restart
     def get_state(self) -> dict:
-        """Everything needed to continue this run exactly: time, counters and every body array."""
-        if self._a0 is None:
-            self._a0 = self._smooth_accel(self.time)
+        """Everything needed to continue this run exactly: time, counters, the step grid and every body array.
+        (It changes nothing: a run that takes states on the way gives the same bits as one that does not.)"""
+        a0 = self._smooth_accel(self._start_time()) if self._a0 is None else self._a0
         return {
             "time": self.time,
             "collision_count": self.collision_count,
             "event_count": self.event_count,
+            "step_count": self.step_count,
+            # (t0, dt, k) of `step_grid`: a run goes on from it, on the steps the uninterrupted run took
+            "step_grid": np.array(self._grid if self._grid is not None else (), dtype=float),
             # the forces at the start of the next step (leapfrog reuses the last step's end-of-step value)
-            "smooth_acceleration": self._a0.copy(),
+            "smooth_acceleration": a0.copy(),
             # resting-contact forces, the warm start of the next step's contact solve
             "pair_force_keys": self._pair_force[0].copy(),
             "pair_force": self._pair_force[1].copy(),
@@ -691,15 +777,18 @@ class World(Model):
 
     def set_state(self, state: dict) -> None:
         """Restore a state from `get_state` (same scene: walls and forces are not part of it)."""
-        scalars = ("time", "collision_count", "event_count", "smooth_acceleration", "pair_force_keys", "pair_force",
-                   "wall_force", "held_pair_friction", "held_wall_friction", "sleep_island", "still_time",
-                   "sleep_pair_keys", "sleep_pair_force", "sleep_wall_force", "held_bodies",
-                   "held_contacts", "islands_made")  # fmt: skip
+        scalars = ("time", "collision_count", "event_count", "step_count", "step_grid", "smooth_acceleration",
+                   "pair_force_keys", "pair_force", "wall_force", "held_pair_friction", "held_wall_friction",
+                   "sleep_island", "still_time", "sleep_pair_keys", "sleep_pair_force", "sleep_wall_force",
+                   "held_bodies", "held_contacts", "islands_made")  # fmt: skip
         self.bodies.restore({k: np.asarray(v) for k, v in state.items() if k not in scalars})
         self._names = list(self.names)  # (kept: names are the scene's, not the state's)
         self.time = float(state["time"])
         self.collision_count = int(state["collision_count"])
         self.event_count = int(state.get("event_count", 0))
+        self.step_count = int(state.get("step_count", 0))
+        grid = np.asarray(state.get("step_grid", ()), dtype=float)  # (a state without one: a new grid from its time)
+        self._grid = (float(grid[0]), float(grid[1]), int(grid[2])) if grid.size == 3 else None
         n = self.n_bodies
         self._pair_force = (np.array(state.get("pair_force_keys", np.zeros(0)), dtype=np.int64),
                             np.array(state.get("pair_force", np.zeros(0)), dtype=float))  # fmt: skip

@@ -1,10 +1,14 @@
 """Running a scene into a trajectory file, and resuming a stopped or finished run exactly.
 
-Frames are written at ``t_k = k * output_interval`` (k = 0, 1, ...) and at ``until``. The world advances
-from frame to frame with ``World.run(until=t_k, dt)``, so a run's steps depend only on the scene, never
-on where it was stopped: resuming from a checkpoint gives the same bits as an uninterrupted run. A final
-frame off that grid (``until`` not a multiple of the interval) gets no checkpoint, so that a resumed
-run with a later ``until`` continues from the grid.
+Frames are written at ``t_k = k * output_interval`` (k = 0, 1, ...) and at ``until``. A frame is a look at
+the run, never a stop of it: a `World` advances on its own step grid (`World.run` with ``exact=False``) to
+the last step boundary at or before ``t_k``, and a frame that falls between two steps is taken from a copy
+run on to ``t_k`` (`World.peek`), the world itself going on from the boundary. The steps are thus those of a
+run with no frames, whatever the interval, and every frame holds the bits of a plain ``run(until=t_k)``.
+The checkpoint saved with a frame is the world at that boundary, so resuming from it gives the same bits
+as an uninterrupted run. The run's last step is shortened to end at ``until`` when that lies between two
+steps; the final frame then gets no checkpoint, nor does one off the frame grid (``until`` not a multiple
+of the interval), so that a resumed run with a later ``until`` goes on from the grids.
 """
 
 from __future__ import annotations
@@ -88,8 +92,10 @@ def resume(path: Path, until: float | None = None, progress: bool = True) -> Non
         _advance(world, writer, scene, progress)
 
 
-def _advance(world, writer: TrajectoryWriter, scene: Scene, progress: bool) -> None:
-    """Write the remaining frames of the run, with a progress bar on a terminal. Ctrl-C: see `_ctrl_c`."""
+def _advance(world, writer: TrajectoryWriter, scene: Scene, progress: bool) -> bool:
+    """Write the remaining frames of the run, with a progress bar on a terminal. Ctrl-C: see `_ctrl_c`.
+    Returns whether the world may go on from where it is (the last frame has a checkpoint, of the world as
+    it is)."""
     run = scene.run
     times, last_on_grid = frame_times(run.until, run.output_interval, run.start)
     count0, wall0 = world.collision_count, time.perf_counter()
@@ -102,19 +108,28 @@ def _advance(world, writer: TrajectoryWriter, scene: Scene, progress: bool) -> N
     )
     with bar, _ctrl_c() as stop:
         pieces = _Pieces(world, run.dt, stop, lambda: bar.update(world.time - bar.n))
+        resumable = True
         for k in range(writer.frames, len(times)):
             if not pieces.reach(times[k]):
                 raise KeyboardInterrupt  # (the frames so far are written on the way out; no checkpoint here)
-            writer.add_frame(world)
+            last = k == len(times) - 1
+            frame, on_step = world, world.time == times[k]
+            if not on_step and last:  # the run ends between two steps: its last step is shortened
+                world.run(until=times[k], dt=run.dt)
+            elif not on_step:
+                frame = world.peek(times[k], run.dt)
+            writer.add_frame(frame)
+            resumable = not last or (last_on_grid and on_step)
             now = time.perf_counter()
             if stop or now - flushed > FLUSH_SECONDS or k >= len(times) - 2:  # checkpoint the last grid frame
-                writer.flush(world.get_state() if last_on_grid or k < len(times) - 1 else None)
+                writer.flush(world.get_state() if resumable else None)
                 flushed = now
             if stop:
                 raise KeyboardInterrupt
             rate = (world.collision_count - count0) / max(now - wall0, 1e-9)
             bar.set_postfix_str(f"{rate:,.0f} impacts/s", refresh=False)
             bar.update(world.time - bar.n)
+    return resumable
 
 
 #: Wall-clock seconds that one piece of a frame should take: a stop is noticed within about this long
@@ -126,17 +141,17 @@ STOP_GRACE_SECONDS = 0.5
 
 
 class _Pieces:
-    """Advances a world from frame to frame in pieces of whole steps (`World.run`'s ``max_steps``) or
-    events (`EventWorld.run`'s ``max_events``), sized to take about `PIECE_SECONDS` each. The pieces fall
-    on the step grid of the whole run, so where a run is stopped never changes the bits of what follows."""
+    """Advances a world towards each frame in pieces of whole steps (`World.run`'s ``max_steps``) or events
+    (`EventWorld.run`'s ``max_events``), sized to take about `PIECE_SECONDS` each. The pieces fall on the
+    world's step grid, so where a run is stopped never changes the bits of what follows."""
 
     def __init__(self, world, dt: float | None, stop: list, on_piece):
         self.world, self.dt, self.stop, self.on_piece = world, dt, stop, on_piece
         self.size = 1  # steps or events in the next piece
 
     def reach(self, t: float) -> bool:
-        """Advance to time ``t`` (s): True once there; False if a stop was asked for more than
-        `STOP_GRACE_SECONDS` ago first."""
+        """Advance to time ``t`` (s), a `World` to the last step boundary at or before it: True once there;
+        False if a stop was asked for more than `STOP_GRACE_SECONDS` ago first."""
         while True:
             wall = time.perf_counter()
             if self._piece(t):
@@ -154,8 +169,9 @@ class _Pieces:
         """One piece towards ``t``; whether it got there."""
         world = self.world
         if self.dt is not None:
-            world.run(until=t, dt=self.dt, max_steps=self.size)
-            return world.time >= t
+            steps = world.step_count
+            world.run(until=t, dt=self.dt, max_steps=self.size, exact=False)
+            return world.step_count - steps < self.size
         events = world.event_count
         world.run(until=t, max_events=self.size)
         return world.event_count - events < self.size
@@ -192,10 +208,12 @@ class Recording:
     when the recording began), impacts, diagnostics, body names, a checkpoint, and the world's scene
     (`Model.to_scene`), so that ``carom run --resume`` and `carom.load(path).world()` continue it.
 
+    Frames never change the run: a `World` steps as it would with no frames (see the module docstring).
     Advance the world with `run`, not with ``world.run``. A `run` that ends off the frame grid writes a
-    last frame there; the next `run` goes back to the last grid frame (`World.set_state` from its
-    checkpoint) and continues from it, so the file is always that of one uninterrupted run (the impacts
-    of the replayed stretch reach ``on_impact`` callbacks again). Ctrl-C stops a `run` as on the command
+    last frame there, and one that ends between two steps shortens its last step; the next `run` goes back
+    to the last checkpoint (`World.set_state`, at the last frame on the grid or the step boundary before it)
+    and continues from it, so the file is always that of one uninterrupted run (the impacts of the replayed
+    stretch reach ``on_impact`` callbacks again). Ctrl-C stops a `run` as on the command
     line (KeyboardInterrupt); a later `run` goes on from the last checkpoint."""
 
     def __init__(self, world, path, every: float, dt: float | None = None, *, overwrite: bool = False,
@@ -213,8 +231,8 @@ class Recording:
         self._scene = world.to_scene(until=world.time + every, dt=dt, every=every)
         self.world, self.path, self.progress = world, path, progress
         self._writer = TrajectoryWriter.create(path, world, self._scene.to_toml(), _attrs(self._scene, "carom.record"))
-        self._frame_time = world.time  # s: the time of the last frame written, if the world is there
-        self._on_grid = True  # whether that frame has a checkpoint (the run may go on from it)
+        self._frame_time = world.time  # s: the time of the last frame written
+        self._on_grid = True  # whether that frame has a checkpoint of the world as it is (it may go on from it)
 
     def run(self, until: float) -> None:
         """Advance the world to ``until`` (s), writing every frame on the way and checkpointing the last
@@ -224,19 +242,19 @@ class Recording:
         until = as_number("until", until)
         if not self._on_grid:
             self.world.set_state(self._writer.rewind())
+            self._frame_time = float(self._writer.file["frames/time"][-1])
         elif self.world.time != self._frame_time:
             raise ValueError(
                 f"the world is at t = {self.world.time!r} s, not at its last frame t = {self._frame_time!r} s: "
                 "advance a recorded world with Recording.run only"
             )
-        if until < self.world.time:
-            raise ValueError(f"until must be >= the last frame's time {self.world.time!r}, got {until!r}")
+        if until < self._frame_time:
+            raise ValueError(f"until must be >= the last frame's time {self._frame_time!r}, got {until!r}")
         scene = msgspec.structs.replace(self._scene, run=msgspec.structs.replace(self._scene.run, until=until))
         self._writer.file.attrs["until"] = until
         self._on_grid = False  # (until the run gets there: a stopped run goes back to its checkpoint)
-        _advance(self.world, self._writer, scene, self.progress)
+        self._on_grid = _advance(self.world, self._writer, scene, self.progress)
         self._frame_time = self.world.time
-        self._on_grid = frame_times(until, scene.run.output_interval, scene.run.start)[1]
 
     def close(self) -> None:
         """Write what is buffered and close the file (the world's impacts are no longer collected)."""

@@ -285,7 +285,8 @@ class Trajectory:
         """The run's world (a `World` or `EventWorld`, built from the file's scene), ready to go on.
 
         ``at=None``: at the latest checkpoint, exactly: running it on (on the same frame grid) gives the same
-        bits as the run that was never stopped, as ``carom run --resume`` does. ``at=t`` (s): at the frame
+        bits as the run that was never stopped, as ``carom run --resume`` does. (The checkpoint is the world
+        at its frame, or at the last step before it where the frame fell between two steps.) ``at=t`` (s): at the frame
         at time t (within 1e-6 of the frame interval; ValueError naming ``at`` if there is none), with every
         stored number of that frame exact: positions, velocities, spins, orientations, which bodies are
         active (merged bodies: masses and radii, inverse masses and inertias recomputed from them), the time
