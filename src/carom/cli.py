@@ -104,7 +104,7 @@ def main():
     """
     from .warmup import announce_compiles
 
-    announce_compiles(sys.stderr.isatty())  # a cold Numba cache: say why the first run pauses
+    announce_compiles()  # a cold Numba cache: say why the first run pauses, on a terminal or in a log
 
 
 @main.command()
@@ -517,11 +517,12 @@ def export_command(run_file, fmt, out, every, force):
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=2, show_default=True,
               help="Worker processes (one per engine is the most that helps).")  # fmt: skip
 def warmup(jobs):
-    """Compile carom's kernels now, with a progress bar, so that the first run starts at once.
+    """Compile carom's kernels now, so that the first run starts at once.
 
-    Numba keeps the machine code in its cache (next to carom's sources, or a user cache folder where those
-    are read-only): only the first run after installing or upgrading carom compiles. Running it again
-    only loads the cache (a few seconds).
+    It says what it compiles and about how long that takes, then shows a progress bar (on a terminal) or
+    a line per scene (in a log), and a line as each engine is ready. Numba keeps the machine code in its
+    cache (next to carom's sources, or a user cache folder where those are read-only): only the first run
+    after installing or upgrading carom compiles. Running it again only loads the cache (a few seconds).
 
     \b
     Example:
@@ -529,7 +530,7 @@ def warmup(jobs):
     """
     from .warmup import announce_compiles, warm_up_engines
 
-    announce_compiles(False)  # the bar says it
+    announce_compiles(False)  # (it says so itself)
     seconds = warm_up_engines(jobs)
     click.echo(f"carom's kernels are ready ({seconds:.0f} s)", err=True)
 
