@@ -37,7 +37,7 @@ def _kernel(module: str):
 @pytest.fixture
 def notice():
     stream = io.StringIO()
-    listener = CompileNotice(stream, quiet_seconds=1.0)
+    listener = CompileNotice(stream, quiet_seconds=1.0, announce_after=0.0)
     event.register("numba:compile", listener)
     yield listener, stream
     event.unregister("numba:compile", listener)
@@ -91,6 +91,18 @@ def test_the_estimate_is_the_measured_cpu_time_spread_over_the_processes(monkeyp
     assert estimate([120.0, 60.0], processes=2) == "3 min (6 min on a busy machine)"  # both on one CPU
 
 
+def test_a_compile_over_within_a_second_says_nothing():
+    stream = io.StringIO()
+    listener = CompileNotice(stream, quiet_seconds=0.1, announce_after=30.0)
+    event.register("numba:compile", listener)
+    try:
+        _kernel("carom.step.probe")(1)
+        time.sleep(0.5)
+    finally:
+        event.unregister("numba:compile", listener)
+    assert stream.getvalue() == "" and listener.announced == set()
+
+
 def test_disabled_notice_prints_nothing(notice):
     listener, stream = notice
     listener.enabled = False
@@ -103,6 +115,7 @@ def test_a_cold_cache_prints_the_notice_and_a_warm_one_does_not(tmp_path):
     probe.write_text(textwrap.dedent("""
         import sys
         from numba import njit
+        from carom import warmup
         from carom.warmup import announce_compiles
 
         def double(x):
@@ -111,6 +124,7 @@ def test_a_cold_cache_prints_the_notice_and_a_warm_one_does_not(tmp_path):
         double.__module__ = "carom.shapes"  # a real module: the cache loads its environment from there
         double = njit(cache=True)(double)
         announce_compiles(stream=sys.stdout)
+        warmup._notice.announce_after = 0.0  # (this kernel compiles in less than a second)
         print(double(21))
     """))
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
@@ -132,7 +146,10 @@ def test_the_carom_command_says_it_compiles_when_stderr_is_not_a_terminal(tmp_pa
         from numba import njit
         from carom.cli import main
 
+        from carom import warmup
+
         main(["examples"], standalone_mode=False)  # (the group's setup runs with any command)
+        warmup._notice.announce_after = 0.0  # (this kernel compiles in less than a second)
 
         def double(x):
             return 2 * x

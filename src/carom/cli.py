@@ -446,15 +446,21 @@ def sweep_command(scene, varies, out, scheduler, workers, until, dt, force, quie
         with ExitStack() as stack:
             client = sweeps.open_client(stack, scheduler, workers) if todo else None
             out.mkdir(parents=True, exist_ok=True)
-            for row in sweeps.run_all(client, todo, not quiet):
-                rows.append(row)
+            try:
+                for row in sweeps.run_all(client, todo, not quiet):
+                    rows.append(row)
+            except KeyboardInterrupt:
+                local = sweeps.stop_workers(client)
+                finished = {r["member"] for r in rows}
+                pending = [sweeps.not_run(m) for m in todo if m.index not in finished]
+                sweeps.write_summary(rows + pending, keys, out, scene.name)
+                click.echo(f"\ninterrupted: run the same command again to go on ({out}/summary.csv so far)", err=True)
+                if local:
+                    sweeps.exit_now(130)
+                raise
     except ValueError as err:  # a scheduler that cannot be reached
         raise BadInput(str(err)) from None
     except KeyboardInterrupt:
-        finished = {r["member"] for r in rows}
-        pending = [sweeps.not_run(m) for m in todo if m.index not in finished]
-        sweeps.write_summary(rows + pending, keys, out, scene.name)
-        click.echo(f"\ninterrupted: run the same command again to go on ({out}/summary.csv so far)", err=True)
         sys.exit(130)
     table, picture = sweeps.write_summary(rows, keys, out, scene.name)
     click.echo(f"wrote {table} and {picture}", err=True)

@@ -31,6 +31,8 @@ COMPILE_CPU_SECONDS = {"World": 160, "EventWorld": 43}
 BUSY_FACTOR = 2.0
 #: Seconds without a compile of carom's kernels after which a run's compile counts as done.
 QUIET_SECONDS = 2.0
+#: Compiles that last longer than this (s) are announced: a small kernel that the cache missed is not.
+ANNOUNCE_SECONDS = 1.0
 
 
 def engine_of(module: str) -> str | None:
@@ -61,19 +63,21 @@ def _write(text: str, stream) -> None:
 
 
 class CompileNotice(event.Listener):
-    """Says when Numba starts compiling carom's kernels, once per engine, with about how long that takes
-    (Numba fires its compile event only on a cache miss, so a warm cache says nothing), and when the
-    compiles are done: `QUIET_SECONDS` after the last one ended, with the wall time they took."""
+    """Says when Numba is compiling carom's kernels, once per engine, with about how long that takes, and
+    when the compiles are done: `QUIET_SECONDS` after the last one ended, with the wall time they took.
+    Numba fires its compile event only on a cache miss, so a warm cache says nothing; compiles that are
+    over within ``announce_after`` seconds (one small kernel the cache missed) say nothing either."""
 
-    def __init__(self, stream=None, quiet_seconds: float = QUIET_SECONDS):
+    def __init__(self, stream=None, quiet_seconds: float = QUIET_SECONDS, announce_after: float = ANNOUNCE_SECONDS):
         self.stream = stream
         self.quiet_seconds = quiet_seconds
+        self.announce_after = announce_after
         self.enabled = True
         self.announced: set[str] = set()
         self._lock = threading.Lock()
         self._depth = 0  # compiles of carom's kernels under way (they nest)
-        self._burst: list = []  # [start, engines announced] of the compiles since the last quiet spell
-        self._timer: threading.Timer | None = None
+        self._burst: dict = {}  # of the compiles since the last quiet spell: start, engines, said (announced)
+        self._timers: dict[str, threading.Timer] = {}
 
     def on_start(self, ev):
         engine = self._engine(ev)
@@ -81,17 +85,15 @@ class CompileNotice(event.Listener):
             return
         with self._lock:
             self._depth += 1
-            if self._timer is not None:
-                self._timer.cancel()
+            self._cancel("done")
             if not self._burst:
-                self._burst = [time.perf_counter(), []]
-            if engine in self.announced:
-                return
-            self.announced.add(engine)
-            self._burst[1].append(engine)
-        cost = estimate([COMPILE_CPU_SECONDS[engine]])
-        _write(f"compiling carom's {engine} kernels (first run only): up to about {cost}; `carom warmup` "
-               "compiles them all ahead", self.stream)  # fmt: skip
+                self._burst = {"start": time.perf_counter(), "engines": [], "said": []}
+                self._later("announce", self.announce_after, self._announce)
+            if engine not in self._burst["engines"]:
+                self._burst["engines"].append(engine)
+            ready = "announce" not in self._timers
+        if ready:  # (an engine that joins a burst already announced)
+            self._announce()
 
     def on_end(self, ev):
         if self._engine(ev) is None:
@@ -99,23 +101,43 @@ class CompileNotice(event.Listener):
         with self._lock:
             self._depth -= 1
             if self._depth == 0 and self._burst:
-                self._timer = threading.Timer(self.quiet_seconds, self._done)
-                self._timer.daemon = True
-                self._timer.start()
+                self._later("done", self.quiet_seconds, self._done)
 
     def _engine(self, ev) -> str | None:
         py_func = getattr(ev.data["dispatcher"], "py_func", None)
         return engine_of(getattr(py_func, "__module__", None) or "") if self.enabled else None
 
+    def _later(self, name: str, seconds: float, then) -> None:
+        timer = self._timers[name] = threading.Timer(seconds, then)
+        timer.daemon = True
+        timer.start()
+
+    def _cancel(self, name: str) -> None:
+        timer = self._timers.pop(name, None)
+        if timer is not None:
+            timer.cancel()
+
+    def _announce(self) -> None:
+        with self._lock:
+            self._timers.pop("announce", None)
+            new = [e for e in self._burst.get("engines", ()) if e not in self.announced]
+            self.announced.update(new)
+            self._burst.get("said", []).extend(new)
+        for engine in new:
+            cost = estimate([COMPILE_CPU_SECONDS[engine]])
+            _write(f"compiling carom's {engine} kernels (first run only): up to about {cost}; `carom warmup` "
+                   "compiles them all ahead", self.stream)  # fmt: skip
+
     def _done(self) -> None:
         with self._lock:
             if self._depth or not self._burst:
                 return
-            start, engines = self._burst
-            self._burst = []
-        if engines:  # (a later, shorter compile of an engine announced before is not reported)
-            seconds = time.perf_counter() - start - self.quiet_seconds
-            _write(f"compiled carom's {' and '.join(engines)} kernels in {seconds:.0f} s", self.stream)
+            self._cancel("announce")
+            self._timers.pop("done", None)
+            burst, self._burst = self._burst, {}
+        if burst["said"]:  # (a later compile of an engine announced before is not reported)
+            seconds = time.perf_counter() - burst["start"] - self.quiet_seconds
+            _write(f"compiled carom's {' and '.join(burst['said'])} kernels in {seconds:.0f} s", self.stream)
 
 
 _notice = CompileNotice()
