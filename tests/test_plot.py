@@ -216,3 +216,88 @@ def test_plot_writes_the_image_and_returns_its_path(tmp_path):
     assert written == tmp_path / "summary.png"
     image = np.asarray(Image.open(written).convert("RGB"))
     assert image.shape == (500, 600, 3) and image.std() > 10
+
+
+# A ball (3D) struck to slide at v0 = 2 m/s without spin on a floor, mu_k = 0.2 (both sides, geometric
+# rule): its centre slows at mu g, its spin grows at 5 mu g / (2 R), and it rolls from t = 2 v0 / (7 mu g).
+SLIDE = """
+[world]
+dim = 3
+gravity = [0.0, 0.0, -9.81]
+[run]
+until = 0.6
+dt = 0.001
+output_interval = 0.01
+[[bodies]]
+name = "cue"
+position = [0.0, 0.0, 0.1]
+velocity = [2.0, 0.0, 0.0]
+mass = 1.0
+radius = 0.1
+static_friction = 0.2
+[[walls]]
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+static_friction = 0.2
+"""
+# A box (2D) falling freely from 2 m above a floor, on top of a box that rests there: the top box's drift.
+DROP = """
+[world]
+dim = 2
+gravity = [0.0, -9.81]
+[run]
+until = 0.5
+dt = 0.001
+output_interval = 0.01
+[[polygons]]
+shape = "rectangle"
+width = 0.3
+height = 0.3
+position = [0.0, 0.15]
+mass = 1.0
+[[polygons]]
+shape = "rectangle"
+width = 0.3
+height = 0.3
+position = [0.0, 2.45]
+mass = 1.0
+[[walls]]
+point = [0.0, 0.0]
+normal = [0.0, 1.0]
+"""
+
+
+def test_a_struck_balls_slip_reaches_zero_when_it_starts_to_roll(tmp_path):
+    traj = load(run(tmp_path, SLIDE))
+    fig = figure(traj)
+    slip, spin = panels(fig)["slip speed (m/s)"], panels(fig)["spin |ω| (rad/s)"]
+    [line] = slip.get_lines()
+    t, values = line.get_xdata(), line.get_ydata()
+    v0, mu, g, radius = 2.0, 0.2, 9.81, 0.1
+    rolls = 2 * v0 / (7 * mu * g)  # 0.291 s
+    sliding = t < rolls - 0.01
+    assert values[0] == pytest.approx(v0, rel=1e-9)
+    assert np.allclose(values[sliding], v0 - 3.5 * mu * g * t[sliding], atol=mu * g * 0.002)  # (a step or two)
+    first_rolling = t[np.argmax(values < 1e-3 * v0)]
+    assert abs(first_rolling - rolls) <= 0.01  # within a frame interval
+    assert np.all(values[t > rolls + 0.01] < 1e-3 * v0)
+    [turning] = spin.get_lines()
+    assert turning.get_ydata()[-1] == pytest.approx(np.linalg.norm(traj.velocity[-1, 0]) / radius, rel=1e-3)
+
+
+def test_the_top_box_drift_follows_its_free_fall(tmp_path):
+    traj = load(run(tmp_path, DROP))
+    drift = panels(figure(traj))["drift (m)"]
+    along, up = drift.get_lines()
+    t = along.get_xdata()
+    falling = t < 0.6  # it falls 2 m in 0.64 s
+    assert np.all(np.abs(along.get_ydata()) < 1e-12)
+    assert np.allclose(up.get_ydata()[falling], -0.5 * 9.81 * t[falling] ** 2, atol=9.81 * 0.001 * 0.6)
+    [turn] = panels(figure(traj))["turn (°)"].get_lines()
+    assert np.all(np.abs(turn.get_ydata()) < 1e-9)
+
+
+def test_runs_without_friction_or_polygons_get_no_such_panels(tmp_path):
+    fig = figure(load(run(tmp_path, BOUNCE)))
+    assert not {"slip speed (m/s)", "drift (m)"} & panels(fig).keys()
+    assert tuple(fig.get_size_inches() * fig.dpi) == (900, 900)

@@ -295,7 +295,11 @@ def test_restitution_example_shows_each_bodys_e(tmp_path):
     assert drawn.labels == {i: f"e = {e:g}" for i, e in enumerate(traj.restitution)}
     drawn.draw(len(traj.time) - 1)
     tops = traj.position[-1] + [0.0, 0.2]
-    assert np.allclose([t.get_position() for t in drawn.texts], tops)
+    at = np.array([t.get_position() for t in drawn.texts])
+    # The e = 0 lane's two bodies end stuck together: the second label goes above the first.
+    assert np.allclose(at[:5], tops[:5]) and at[5, 0] == pytest.approx(tops[5, 0]) and at[5, 1] > tops[5, 1]
+    renderer = drawn.canvas.get_renderer()
+    assert not _overlap(*(drawn.texts[k].get_window_extent(renderer) for k in (4, 5)))
     # A run where every body has the same e shows none.
     assert picture(trajectory(tmp_path, text.replace("restitution = 0.5", "restitution = 1.0")
                               .replace("restitution = 0.0", "restitution = 1.0"))).labels == {}  # fmt: skip
@@ -451,3 +455,69 @@ def test_import_carom_does_not_import_matplotlib():
 
 def test_demo_gallery_is_every_example():
     assert sorted(GALLERY) == examples.names()
+
+
+# Two named balls that touch, and a third unnamed one at rest on the floor.
+TOUCHING = """
+[world]
+dim = 2
+[run]
+until = 0.2
+dt = 0.1
+output_interval = 0.1
+[output]
+color_by = "speed"
+[[bodies]]
+name = "follow_cue"
+position = [0.0, 0.0]
+velocity = [1.0, 0.0]
+mass = 1.0
+radius = 0.1
+[[bodies]]
+name = "follow_object"
+position = [0.3, 0.0]
+velocity = [1.0, 0.0]
+mass = 1.0
+radius = 0.1
+[[bodies]]
+position = [3.0, 0.0]
+mass = 1.0
+radius = 0.1
+"""
+
+
+def _overlap(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def test_labels_of_bodies_side_by_side_do_not_overlap(tmp_path):
+    traj = trajectory(tmp_path, TOUCHING)
+    drawn = picture(traj)
+    drawn.draw(1)
+    renderer = drawn.canvas.get_renderer()
+    first, second = (text.get_window_extent(renderer) for text in drawn.texts)
+    assert first.x0 < second.x1 and second.x0 < first.x1  # side by side, they would run into each other
+    assert not _overlap(first, second)
+    x, y = traj.position[1, 0]
+    assert drawn.texts[0].get_position() == pytest.approx((x, y + 0.1))  # the lower one stays over its body
+
+
+def test_the_clock_covers_nothing_of_the_scene(tmp_path):
+    drawn = picture(trajectory(tmp_path, TOUCHING))
+    drawn.draw(1)
+    renderer = drawn.canvas.get_renderer()
+    assert drawn.clock.get_text() == "t = 0.1 s"
+    assert not _overlap(drawn.clock.get_window_extent(renderer), drawn.ax.get_window_extent(renderer))
+    assert not _overlap(drawn.clock.get_window_extent(renderer), drawn.ax.title.get_window_extent(renderer))
+
+
+def test_the_colour_bar_spans_the_bodies_drawn_in_its_colours(tmp_path):
+    traj = trajectory(tmp_path, TOUCHING)
+    # The unnamed ball rests (its speed round-off, say): the scale does not shrink to its noise.
+    traj = dataclasses.replace(traj, velocity=traj.velocity.copy())
+    traj.velocity[:, 2] = 1.6e-10
+    assert picture(traj).colorbar.norm.vmax == pytest.approx(0.01 * 1.0)  # SPEED_FLOOR of the fastest
+    # All moving bodies named (each its own colour): no bar.
+    assert picture(dataclasses.replace(traj, names=("a", "b", "c"))).colorbar is None
+    # Unnamed bodies that move: the scale is theirs (the 99th percentile of their speeds).
+    assert picture(dataclasses.replace(traj, names=("", "", ""))).colorbar.norm.vmax == pytest.approx(1.0)

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import csv
+import os
 import shutil
+import signal
+import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -292,3 +296,50 @@ def test_a_failing_member_is_reported_and_the_others_complete(tmp_path, schedule
     assert not (out / "member-0003.h5").exists()
     for row in rows[:3]:
         assert int(row["impacts"]) == int(carom.load(out / row["path"]).collision_count[-1]) > 0
+
+
+#: A gas that runs far longer than any test waits.
+ENDLESS = """[world]
+dim = 2
+seed = 2
+[run]
+until = 1e4
+dt = 0.001
+output_interval = 0.05
+[[generate]]
+kind = "gas"
+count = 40
+lower = [0.0, 0.0]
+upper = [4.0, 4.0]
+radius = 0.1
+mass = 1.0
+speed = 2.0
+[[boxes]]
+lower = [0.0, 0.0]
+upper = [4.0, 4.0]
+"""
+
+
+def test_ctrl_c_on_a_local_sweep_stops_at_once_with_one_line_and_exit_130(tmp_path):
+    """Ctrl-C at a terminal reaches every process of the command (its process group): the command and the
+    local cluster's workers."""
+    scene, out = tmp_path / "endless.toml", tmp_path / "runs"
+    scene.write_text(ENDLESS)
+    command = [sys.executable, "-c", "from carom.cli import main; main()", "sweep", str(scene), "--vary", "seed=1:4",
+               "--out", str(out), "--workers", "2", "-q"]  # fmt: skip
+    proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 240
+    while not (out / "member-0000.h5").exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    time.sleep(1.0)  # the first member runs
+    assert proc.poll() is None, proc.communicate()[1]
+    sent = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    took = time.monotonic() - sent
+    said = [line for line in err.splitlines() if line and not line.startswith(("compiling carom", "compiled carom"))]
+    assert proc.returncode == 130 and took < 3.0, (took, err)
+    assert "Traceback" not in err and len(said) == 2, err
+    assert said == ["4 members, 0 done before: running 4 on a local cluster of 2 workers",
+                    f"interrupted: run the same command again to go on ({out}/summary.csv so far)"]  # fmt: skip
+    assert [r["status"] for r in summary(out)] == ["not run"] * 4

@@ -104,7 +104,7 @@ def main():
     """
     from .warmup import announce_compiles
 
-    announce_compiles(sys.stderr.isatty())  # a cold Numba cache: say why the first run pauses
+    announce_compiles()  # a cold Numba cache: say why the first run pauses, on a terminal or in a log
 
 
 @main.command()
@@ -450,15 +450,21 @@ def sweep_command(scene, varies, out, scheduler, workers, until, dt, force, quie
         with ExitStack() as stack:
             client = sweeps.open_client(stack, scheduler, workers) if todo else None
             out.mkdir(parents=True, exist_ok=True)
-            for row in sweeps.run_all(client, todo, not quiet):
-                rows.append(row)
+            try:
+                for row in sweeps.run_all(client, todo, not quiet):
+                    rows.append(row)
+            except KeyboardInterrupt:
+                local = sweeps.stop_workers(client)
+                finished = {r["member"] for r in rows}
+                pending = [sweeps.not_run(m) for m in todo if m.index not in finished]
+                sweeps.write_summary(rows + pending, keys, out, scene.name)
+                click.echo(f"\ninterrupted: run the same command again to go on ({out}/summary.csv so far)", err=True)
+                if local:
+                    sweeps.exit_now(130)
+                raise
     except ValueError as err:  # a scheduler that cannot be reached
         raise BadInput(str(err)) from None
     except KeyboardInterrupt:
-        finished = {r["member"] for r in rows}
-        pending = [sweeps.not_run(m) for m in todo if m.index not in finished]
-        sweeps.write_summary(rows + pending, keys, out, scene.name)
-        click.echo(f"\ninterrupted: run the same command again to go on ({out}/summary.csv so far)", err=True)
         sys.exit(130)
     table, picture = sweeps.write_summary(rows, keys, out, scene.name)
     click.echo(f"wrote {table} and {picture}", err=True)
@@ -521,11 +527,12 @@ def export_command(run_file, fmt, out, every, force):
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=2, show_default=True,
               help="Worker processes (one per engine is the most that helps).")  # fmt: skip
 def warmup(jobs):
-    """Compile carom's kernels now, with a progress bar, so that the first run starts at once.
+    """Compile carom's kernels now, so that the first run starts at once.
 
-    Numba keeps the machine code in its cache (next to carom's sources, or a user cache folder where those
-    are read-only): only the first run after installing or upgrading carom compiles. Running it again
-    only loads the cache (a few seconds).
+    It says what it compiles and about how long that takes, then shows a progress bar (on a terminal) or
+    a line per scene (in a log), and a line as each engine is ready. Numba keeps the machine code in its
+    cache (next to carom's sources, or a user cache folder where those are read-only): only the first run
+    after installing or upgrading carom compiles. Running it again only loads the cache (a few seconds).
 
     \b
     Example:
@@ -533,7 +540,7 @@ def warmup(jobs):
     """
     from .warmup import announce_compiles, warm_up_engines
 
-    announce_compiles(False)  # the bar says it
+    announce_compiles(False)  # (it says so itself)
     seconds = warm_up_engines(jobs)
     click.echo(f"carom's kernels are ready ({seconds:.0f} s)", err=True)
 

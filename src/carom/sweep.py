@@ -18,8 +18,12 @@ import copy
 import csv
 import itertools
 import math
+import os
+import signal
+import sys
 import time
 import tomllib
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -384,18 +388,68 @@ def run_all(client, members: list[Member], progress: bool = True):
 
 def open_client(stack, scheduler: str | None, workers: int):
     """A Dask client on ``scheduler`` (an address), or on a new local cluster of ``workers`` processes
-    with one thread each; closed by ``stack`` (a `contextlib.ExitStack`)."""
-    from dask.distributed import Client, LocalCluster
+    with one thread each (`_local_cluster`); closed by ``stack`` (a `contextlib.ExitStack`)."""
+    from dask.distributed import Client
 
     if scheduler is not None:
         try:
             return stack.enter_context(Client(scheduler, timeout="10s"))
         except OSError as err:
             raise SweepError(f"--scheduler {scheduler}: cannot connect ({err})") from None
-    cluster = stack.enter_context(
-        LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
-    )
-    return stack.enter_context(Client(cluster))
+    return stack.enter_context(Client(stack.enter_context(_local_cluster(workers))))
+
+
+@contextmanager
+def _local_cluster(workers: int):
+    """A local cluster of ``workers`` processes that ignore Ctrl-C. A terminal sends Ctrl-C to every process
+    of the command, and each of Dask's would print its traceback; the sweep stops them itself
+    (`stop_workers`)."""
+    from dask.distributed import LocalCluster
+
+    # Multiprocessing's resource tracker (a process of its own, started with the cluster and given these
+    # warning options) frees the semaphores of workers that `stop_workers` ends, and would warn about them.
+    sys.warnoptions.append("ignore:resource_tracker:UserWarning")
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # the processes started now inherit it
+    except ValueError:  # not the main thread, which alone receives signals
+        previous = None
+    try:
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                               scheduler_kwargs={"dashboard_address": ":0"})  # (its web server: any free port)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    with cluster:
+        yield cluster
+
+
+def stop_workers(client) -> bool:
+    """After Ctrl-C: end the worker processes of a local cluster (`_local_cluster`) at once; whether there
+    were any. Closing the cluster instead waits seconds for busy workers and prints their tracebacks. A
+    member cut short keeps its frames up to its last checkpoint, and the same command resumes it. A
+    cluster of the user's own (``--scheduler``) is left alone: False."""
+    from distributed.core import Status
+
+    cluster = getattr(client, "cluster", None)
+    if cluster is None:
+        return False
+    for nanny in list(cluster.workers.values()):
+        nanny.status = Status.closing  # its worker process is not restarted when it ends
+        if nanny.pid is not None:
+            os.kill(nanny.pid, signal.SIGKILL)
+    return True
+
+
+def exit_now(code: int) -> None:
+    """End the process with ``code`` after `stop_workers`, without closing the local cluster: its scheduler
+    and nannies would wait for the workers that were ended. Multiprocessing's own clean-up (its semaphores)
+    runs first, as at a normal exit."""
+    from multiprocessing import util
+
+    util._run_finalizers()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def require_dask() -> None:

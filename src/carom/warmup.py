@@ -3,21 +3,36 @@
 Numba compiles a kernel the first time it is called and keeps the machine code in its on-disk cache
 (`__pycache__` next to the source, or a user cache folder where that is read-only), so only the first run
 after an install or an upgrade pays. `warm_up` runs small scenes that reach every kernel family a user
-can: `carom warmup` calls it with a progress bar. `announce_compiles` makes a run that finds the cache
-cold print one line to stderr before it compiles, so a silent pause is not mistaken for a hang.
+can: `carom warmup` calls it, one worker process per engine, saying on stderr what it compiles, about how
+long that takes, and when each scene and engine is done. `announce_compiles` makes a run that finds the
+cache cold say so on stderr, with the time it will take, and again when it is done, so that a silent
+pause is not mistaken for a hang.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable
 
 import numpy as np
 from numba.core import event
+from tqdm import tqdm
 
-#: About how long the first run compiles each engine's kernels (s, measured on a 2-core machine).
-COMPILE_SECONDS = {"World": 50, "EventWorld": 30}
+from .io.runner import ticking
+
+#: CPU seconds that a cold Numba cache takes to compile each engine's kernels: its warm-up scenes run in
+#: one process (`carom warmup`), measured on a 2-core AMD EPYC host (docs/performance.md, "The first
+#: compile"). A run compiles the kernels its scene needs: at most about this much.
+COMPILE_CPU_SECONDS = {"World": 160, "EventWorld": 43}
+#: A machine busy with other work (or slower than that host) takes up to this many times longer.
+BUSY_FACTOR = 2.0
+#: Seconds without a compile of carom's kernels after which a run's compile counts as done.
+QUIET_SECONDS = 2.0
+#: Compiles that last longer than this (s) are announced: a small kernel that the cache missed is not.
+ANNOUNCE_SECONDS = 1.0
 
 
 def engine_of(module: str) -> str | None:
@@ -28,26 +43,101 @@ def engine_of(module: str) -> str | None:
     return "World" if module == "carom" or module.startswith("carom.") else None
 
 
-class CompileNotice(event.Listener):
-    """Prints the first-run line once per engine, when Numba starts compiling one of carom's kernels (Numba
-    fires its compile event only on a cache miss, so a warm cache prints nothing)."""
+def estimate(cpu_seconds: Iterable[float], processes: int = 1) -> str:
+    """About how long compiling groups of kernels of these CPU costs takes on this machine, each group in
+    one of ``processes`` processes, with free CPUs and on a busy one: "2.7 min (5.3 min on a busy machine)"."""
+    costs = list(cpu_seconds)
+    lanes = max(1, min(processes, os.cpu_count() or 1, len(costs)))
+    wall = max(max(costs, default=0.0), sum(costs) / lanes)
+    return f"{_duration(wall)} ({_duration(BUSY_FACTOR * wall)} on a busy machine)"
 
-    def __init__(self, stream=None):
+
+def _duration(seconds: float) -> str:
+    """"40 s" or "2.7 min"."""
+    return f"{seconds:.0f} s" if seconds < 100 else f"{seconds / 60:.2g} min"
+
+
+def _write(text: str, stream) -> None:
+    """A line on ``stream`` (stderr by default), above any progress bar on it."""
+    tqdm.write(text, file=stream or sys.stderr)
+
+
+class CompileNotice(event.Listener):
+    """Says when Numba is compiling carom's kernels, once per engine, with about how long that takes, and
+    when the compiles are done: `QUIET_SECONDS` after the last one ended, with the wall time they took.
+    Numba fires its compile event only on a cache miss, so a warm cache says nothing; compiles that are
+    over within ``announce_after`` seconds (one small kernel the cache missed) say nothing either."""
+
+    def __init__(self, stream=None, quiet_seconds: float = QUIET_SECONDS, announce_after: float = ANNOUNCE_SECONDS):
         self.stream = stream
+        self.quiet_seconds = quiet_seconds
+        self.announce_after = announce_after
         self.enabled = True
         self.announced: set[str] = set()
+        self._lock = threading.Lock()
+        self._depth = 0  # compiles of carom's kernels under way (they nest)
+        self._burst: dict = {}  # of the compiles since the last quiet spell: start, engines, said (announced)
+        self._timers: dict[str, threading.Timer] = {}
 
     def on_start(self, ev):
-        py_func = getattr(ev.data["dispatcher"], "py_func", None)
-        engine = engine_of(getattr(py_func, "__module__", None) or "")
-        if not self.enabled or engine is None or engine in self.announced:
+        engine = self._engine(ev)
+        if engine is None:
             return
-        self.announced.add(engine)
-        print(f"compiling carom's kernels (first run only, about {COMPILE_SECONDS[engine]} s)",
-              file=self.stream or sys.stderr, flush=True)  # fmt: skip
+        with self._lock:
+            self._depth += 1
+            self._cancel("done")
+            if not self._burst:
+                self._burst = {"start": time.perf_counter(), "engines": [], "said": []}
+                self._later("announce", self.announce_after, self._announce)
+            if engine not in self._burst["engines"]:
+                self._burst["engines"].append(engine)
+            ready = "announce" not in self._timers
+        if ready:  # (an engine that joins a burst already announced)
+            self._announce()
 
     def on_end(self, ev):
-        pass
+        if self._engine(ev) is None:
+            return
+        with self._lock:
+            self._depth -= 1
+            if self._depth == 0 and self._burst:
+                self._later("done", self.quiet_seconds, self._done)
+
+    def _engine(self, ev) -> str | None:
+        py_func = getattr(ev.data["dispatcher"], "py_func", None)
+        return engine_of(getattr(py_func, "__module__", None) or "") if self.enabled else None
+
+    def _later(self, name: str, seconds: float, then) -> None:
+        timer = self._timers[name] = threading.Timer(seconds, then)
+        timer.daemon = True
+        timer.start()
+
+    def _cancel(self, name: str) -> None:
+        timer = self._timers.pop(name, None)
+        if timer is not None:
+            timer.cancel()
+
+    def _announce(self) -> None:
+        with self._lock:
+            self._timers.pop("announce", None)
+            new = [e for e in self._burst.get("engines", ()) if e not in self.announced]
+            self.announced.update(new)
+            self._burst.get("said", []).extend(new)
+        for engine in new:
+            cost = estimate([COMPILE_CPU_SECONDS[engine]])
+            _write(f"compiling carom's {engine} kernels (first run only): up to about {cost}; `carom warmup` "
+                   "compiles them all ahead", self.stream)  # fmt: skip
+
+    def _done(self) -> None:
+        with self._lock:
+            if self._depth or not self._burst:
+                return
+            self._cancel("announce")
+            self._timers.pop("done", None)
+            burst, self._burst = self._burst, {}
+        if burst["said"]:  # (a later compile of an engine announced before is not reported)
+            seconds = time.perf_counter() - burst["start"] - self.quiet_seconds
+            _write(f"compiled carom's {' and '.join(burst['said'])} kernels in {seconds:.0f} s", self.stream)
 
 
 _notice = CompileNotice()
@@ -56,9 +146,10 @@ _notice.enabled = False
 
 
 def announce_compiles(enabled: bool = True, stream=None) -> None:
-    """Print "compiling carom's kernels (first run only, about N s)" to ``stream`` (stderr by default) when a
-    kernel of an engine is about to be compiled, once per engine and process (``enabled=False``: stop). The
-    `carom` command turns it on when its stderr is a terminal."""
+    """Say on ``stream`` (stderr by default) when carom's kernels are about to be compiled, once per engine
+    and process: "compiling carom's World kernels (first run only): up to about 2.7 min ...", and when they
+    are compiled ("compiled carom's World kernels in 95 s"). ``enabled=False``: stop. The `carom` command
+    turns it on, whether or not its stderr is a terminal."""
     _notice.enabled = enabled
     _notice.stream = stream
 
@@ -195,18 +286,28 @@ def warm_up(scenes: Iterable[tuple[str, Callable[[int], None]]] = SCENES, dims=(
     return time.perf_counter() - start
 
 
-def _engine_group(engine: str, done) -> None:
-    """Run the warm-up scenes of one engine (in a worker process), putting each label on ``done``."""
+def groups(scenes=SCENES, dims=(3, 2)) -> dict[str, list[tuple[str, Callable[[int], None], int]]]:
+    """The warm-up tasks (label, scene, dim) of each engine, by engine: the part of `carom warmup` that one
+    worker process runs."""
+    tasks = _tasks(scenes, dims)
+    return {engine: [t for t in tasks if t[0].startswith(f"{engine}:")] for engine in COMPILE_CPU_SECONDS}
+
+
+def _run_group(engine: str, tasks, done) -> None:
+    """Run the warm-up tasks of one engine (in a worker process), putting (engine, label, seconds since the
+    group started) on ``done`` after each, and (engine, None, CPU seconds of the group) at the end."""
     import warnings
 
     warnings.simplefilter("ignore")  # the scenes' own warnings (an inelastic collapse) are not the user's
-    for label, scene, dim in _tasks([s for s in SCENES if s[0].startswith(f"{engine}:")], (3, 2)):
+    start, cpu = time.perf_counter(), time.process_time()
+    for label, scene, dim in tasks:
         scene(dim)
-        done.put(label)
+        done.put((engine, label, time.perf_counter() - start))
+    done.put((engine, None, time.process_time() - cpu))
 
 
-def _next_label(done, runs) -> str:
-    """The label of the next scene a worker finished; a worker's error is raised here."""
+def _next_message(done, runs) -> tuple:
+    """The next message of a worker; a worker's error is raised here."""
     import queue
 
     while True:
@@ -218,24 +319,39 @@ def _next_label(done, runs) -> str:
                     run.result()
 
 
-def warm_up_engines(jobs: int = 2, show_progress: bool | None = None) -> float:
+def warm_up_engines(jobs: int = 2, show_progress: bool | None = None, stream=None, work=None) -> float:
     """Compile every kernel of both engines, each engine in its own worker process when ``jobs`` > 1 (every
-    kernel writes its own cache file), with a progress bar (``show_progress`` None: only on a terminal).
-    Returns the wall time, s."""
+    kernel writes its own cache file). Says on ``stream`` (stderr by default) what it compiles and about how
+    long a cold cache takes, and when each engine is done; with a progress bar whose clock ticks
+    (``show_progress`` None: only on a terminal), or else a line per scene. ``work``: the tasks by engine
+    (default `groups`). Returns the wall time, s."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from tqdm import tqdm
-
+    stream = stream or sys.stderr
+    work = groups() if work is None else work
     start = time.perf_counter()
-    total = len(_tasks(SCENES, (3, 2)))
+    total = sum(map(len, work.values()))
+    cost = estimate([COMPILE_CPU_SECONDS[engine] for engine in work], jobs)
+    _write(f"compiling carom's kernels: {total} small scenes of the {' and '.join(work)} engines in "
+           f"{min(jobs, len(work))} processes: about {cost} the first time, a few seconds from the cache",
+           stream)  # fmt: skip
     context = multiprocessing.get_context("spawn")  # fresh workers: no lock or LLVM state forked mid-use
     with context.Manager() as manager, ProcessPoolExecutor(max(1, jobs), mp_context=context) as pool:
         done = manager.Queue()
-        runs = [pool.submit(_engine_group, engine, done) for engine in COMPILE_SECONDS]
-        with tqdm(total=total, unit="scene", disable=None if show_progress is None else not show_progress,
-                  desc="compiling carom's kernels") as bar:  # fmt: skip
-            for _ in range(total):
-                bar.set_postfix_str(_next_label(done, runs), refresh=False)
+        runs = [pool.submit(_run_group, engine, tasks, done) for engine, tasks in work.items()]
+        bar = tqdm(total=total, unit="scene", file=stream, desc="compiling", bar_format="{l_bar}{bar}| "
+                   "{n_fmt}/{total_fmt} scenes [{elapsed}{postfix}]",
+                   disable=None if show_progress is None else not show_progress)  # fmt: skip
+        with bar, ticking(bar):
+            for _ in range(total + len(work)):
+                engine, label, seconds = _next_message(done, runs)
+                if label is None:
+                    wall = time.perf_counter() - start
+                    _write(f"{engine} kernels ready: {wall:.0f} s ({seconds:.0f} s of CPU)", stream)
+                    continue
+                if bar.disable:
+                    _write(f"  {label}: done at {seconds:.0f} s", stream)
+                bar.set_postfix_str(label, refresh=False)
                 bar.update()
     return time.perf_counter() - start

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import signal
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -106,7 +107,7 @@ def _advance(world, writer: TrajectoryWriter, scene: Scene, progress: bool) -> b
         disable=None if progress else True,  # None: only on a terminal
         bar_format="{l_bar}{bar}| t = {n:.4g} / {total:.4g} s [{elapsed} < {remaining}{postfix}]",
     )
-    with bar, _ctrl_c() as stop:
+    with bar, ticking(bar), _ctrl_c() as stop:
         pieces = _Pieces(world, run.dt, stop, lambda: bar.update(world.time - bar.n))
         resumable = True
         for k in range(writer.frames, len(times)):
@@ -126,10 +127,35 @@ def _advance(world, writer: TrajectoryWriter, scene: Scene, progress: bool) -> b
                 flushed = now
             if stop:
                 raise KeyboardInterrupt
-            rate = (world.collision_count - count0) / max(now - wall0, 1e-9)
-            bar.set_postfix_str(f"{rate:,.0f} impacts/s", refresh=False)
+            bar.set_postfix_str(_impacts(world.collision_count - count0, now - wall0), refresh=False)
             bar.update(world.time - bar.n)
     return resumable
+
+
+def _impacts(count: int, seconds: float) -> str:
+    """The progress bar's impacts: the count, and the rate per second of wall time once it is 1 or more
+    ("12 impacts", "3,200 impacts, 1,600/s")."""
+    rate = count / max(seconds, 1e-9)
+    return f"{count:,} impact{'s' * (count != 1)}" + (f", {rate:,.0f}/s" if rate >= 1 else "")
+
+
+@contextmanager
+def ticking(bar: tqdm, every: float = 1.0):
+    """Redraw ``bar`` every ``every`` seconds from a thread while the block runs, so that its clock goes on
+    while the block computes (a first run compiles for minutes before the bar's first update)."""
+    stop = threading.Event()
+
+    def tick():
+        while not stop.wait(every):
+            bar.refresh()
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield bar
+    finally:
+        stop.set()
+        thread.join()
 
 
 #: Wall-clock seconds that one piece of a frame should take: a stop is noticed within about this long

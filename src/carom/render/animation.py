@@ -55,6 +55,8 @@ MIN_MARK_PX = 4.0
 #: Opacity of the orientation marks (black on light bodies, white on dark ones): on the near side of a
 #: sphere (and in 2D), and on the far side.
 MARK_ALPHA = (0.8, 0.3)
+#: The speed scale spans at least this share of the largest speed of any moving body.
+SPEED_FLOOR = 0.01
 FIXED_COLOR = (0.55, 0.55, 0.55, 1.0)
 WALL_COLOR = (0.3, 0.3, 0.35)
 SOLID_COLOR = (0.86, 0.86, 0.88)
@@ -191,12 +193,15 @@ class _Picture:
         self.canvas = FigureCanvasAgg(self.fig)
         self.ax = ax = self.fig.add_axes(rect)
         ax.set(xlim=(view.lower[0], view.upper[0]), ylim=(view.lower[1], view.upper[1]), aspect="equal")
-        ax.set_title(Path(str(traj.attrs.get("source", ""))).stem, fontsize=10)
+        ax.set_title(Path(str(traj.attrs.get("source", ""))).stem, fontsize=10, loc="left")
         self._draw_boundaries(opts)
         self.colors = _Colors(traj, color_by)
-        label = "speed (m/s)" if color_by == "speed" else "mass (kg)"
-        cax = self.fig.add_axes((rect[0] + rect[2] + 16 / self.width, rect[1], 14 / self.width, rect[3]))
-        self.fig.colorbar(matplotlib.cm.ScalarMappable(self.colors.norm, self.colors.cmap), cax=cax, label=label)
+        self.colorbar = None  #: none where no body is drawn in the colour scale (all fixed or named)
+        if self.colors.scaled.any():
+            label = "speed (m/s)" if color_by == "speed" else "mass (kg)"
+            cax = self.fig.add_axes((rect[0] + rect[2] + 16 / self.width, rect[1], 14 / self.width, rect[3]))
+            mappable = matplotlib.cm.ScalarMappable(self.colors.norm, self.colors.cmap)
+            self.colorbar = self.fig.colorbar(mappable, cax=cax, label=label)
 
         # Fixed bodies that never move (nor turn) are drawn once, behind the others (large ones are slow to draw).
         self.static, self.marked = _still(traj)
@@ -212,15 +217,16 @@ class _Picture:
         self.spokes = ax.add_collection(_marks(view, 0, np.zeros(0, dtype=int), self.colors, animated=True))
         self.labels = _labels(traj)
         self.texts = self._label_texts()
-        self.clock = ax.text(
-            0.015,
-            0.985,
-            "",
-            transform=ax.transAxes,
-            va="top",
-            animated=True,
-            bbox=dict(boxstyle="round,pad=0.25", facecolor="white", edgecolor="none", alpha=0.75),
-        )
+        renderer = self.canvas.get_renderer()
+        #: (L, 2) px: each label's width and height, with its box and a pixel between neighbours
+        self.label_size = np.array([text.get_window_extent(renderer).size for text in self.texts]).reshape(-1, 2)
+        self.label_size += 2 * 0.15 * 8 * self.fig.dpi / 72 + 1  # (the box's pad: 0.15 of the 8 pt font)
+        # The clock, in an axes of its own above the scene's top right corner: it covers nothing of the scene
+        # (and an animation that blits redraws it with its axes).
+        top = MARGINS[3] / self.height
+        clock_axes = self.fig.add_axes((rect[0] + rect[2] / 2, rect[1] + rect[3], rect[2] / 2, top), frameon=False)
+        clock_axes.set_axis_off()
+        self.clock = clock_axes.text(1.0, 0.5, "", ha="right", va="center", fontsize=10, animated=True)
         interval = float(traj.attrs["output_interval"])
         self.history = len(traj.time) if opts.trail_length is None else max(1, round(opts.trail_length / interval))
         count = min(len(traj.time), max_frames)
@@ -268,10 +274,30 @@ class _Picture:
         ids = np.fromiter(self.labels, dtype=int, count=len(self.labels))
         screen = view.project(traj.position[k, ids])[0]
         top = screen[:, 1] + np.maximum(traj.radius[k, ids], view.min_radius)
-        for text, x, y, on in zip(self.texts, screen[:, 0], top, traj.active[k, ids], strict=True):
-            text.set(position=(x, y), visible=bool(on))
+        on = traj.active[k, ids]
+        top[on] = _stacked(screen[on, 0], top[on], self.label_size[on] * view.metres_per_px)
+        for text, x, y, shown in zip(self.texts, screen[:, 0], top, on, strict=True):
+            text.set(position=(x, y), visible=bool(shown))
         self.clock.set_text(_clock(traj.time[k]))
         return [self.tracks, self.bodies, self.outlines, self.spokes, *self.texts, self.clock]
+
+
+def _stacked(x: np.ndarray, y: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """The bottoms (m) of labels centred at ``x`` that would sit at ``y``, of ``size`` (L, 2) (m: width,
+    height), moved up as little as needed not to overlap: each in turn, from the lowest, goes above any
+    label already placed that it would overlap (so that "follow_cue" and "follow_object", over two balls
+    that touch, do not run into "followfollow_object")."""
+    bottom = y.astype(float)
+    placed: list[int] = []
+    for i in np.lexsort((x, y)):
+        while True:
+            hits = [j for j in placed if abs(x[i] - x[j]) < (size[i, 0] + size[j, 0]) / 2
+                    and bottom[i] < bottom[j] + size[j, 1] and bottom[j] < bottom[i] + size[i, 1]]  # fmt: skip
+            if not hits:
+                break
+            bottom[i] = max(bottom[j] + size[j, 1] for j in hits)
+        placed.append(i)
+    return bottom
 
 
 def _still(traj: Trajectory) -> tuple[np.ndarray, bool]:
@@ -503,22 +529,28 @@ def _around(points: np.ndarray) -> np.ndarray:
 
 class _Colors:
     """Body colours from speed or mass (viridis); fixed bodies grey; named bodies each a colour of
-    `NAMED_COLORS` (while there are no more of them than colours)."""
+    `NAMED_COLORS` (while there are no more of them than colours). The scale spans the bodies drawn in it;
+    a speed scale at least `SPEED_FLOOR` of the fastest moving body's speed, so that bodies at rest (their
+    speeds round-off, 1e-10 m/s) read as at rest next to a named body that moves."""
 
     def __init__(self, traj: Trajectory, color_by: str):
         self.traj, self.by, self.cmap = traj, color_by, matplotlib.colormaps["viridis"]
-        moving = ~traj.fixed
-        if color_by == "speed":
-            speed = np.linalg.norm(traj.velocity[:, moving], axis=2)
-            self.norm = Normalize(0.0, max(float(np.percentile(speed, 99)) if speed.size else 1.0, 1e-300))
-        else:
-            mass = traj.mass[:, moving]
-            lo, hi = (float(mass.min()), float(mass.max())) if mass.size else (1.0, 1.0)
-            self.norm = LogNorm(lo, hi) if hi > 10 * lo else Normalize(lo, max(hi, lo * (1 + 1e-9)))
         named = np.flatnonzero([bool(name) for name in traj.names])
         self.own = np.full(len(traj.fixed), -1)  #: each body's index in `NAMED_COLORS`, -1 for none
         if len(named) <= len(NAMED_COLORS):
             self.own[named] = np.arange(len(named))
+        moving = ~traj.fixed
+        self.scaled = moving & (self.own < 0)  #: the bodies drawn in the colour scale
+        if color_by == "speed":
+            speed = np.linalg.norm(traj.velocity[:, self.scaled], axis=2)
+            everything = np.linalg.norm(traj.velocity[:, moving], axis=2)
+            top = max(float(np.percentile(speed, 99)) if speed.size else 0.0,
+                      SPEED_FLOOR * float(everything.max(initial=0.0)), 1e-300)  # fmt: skip
+            self.norm = Normalize(0.0, top)
+        else:
+            mass = traj.mass[:, self.scaled]
+            lo, hi = (float(mass.min()), float(mass.max())) if mass.size else (1.0, 1.0)
+            self.norm = LogNorm(lo, hi) if hi > 10 * lo else Normalize(lo, max(hi, lo * (1 + 1e-9)))
 
     def of(self, k: int, ids: np.ndarray) -> np.ndarray:
         """RGBA (len(ids), 4) of bodies ``ids`` at frame k."""

@@ -7,6 +7,10 @@ where they should be conserved), and the impact rate if there are impacts.
 
 A relative change is drawn on its own axis, symmetric about zero, never narrower than the round-off of
 the quantity (shaded), so that round-off reads as round-off and not as a trend.
+
+Runs where balls roll or slide on walls while something turns (friction): a row with the slip speed at
+each such ball's contact and its spin. Runs with polygons: a row with the top one's drift from where it
+started and its turn (a stack that holds stays at zero).
 """
 
 from __future__ import annotations
@@ -31,6 +35,11 @@ ROUNDOFF_ULPS = 8
 SMALLEST_LIMIT = 1e-15
 #: In runs of more bodies than this, unnamed bodies get no legend entry in the paths panel.
 LABELLED_BODIES = 10
+#: A ball touches a wall while its gap to it is at most this share of its radius (resting contacts keep a
+#: small gap).
+TOUCH = 0.01
+#: Unnamed balls get slip and spin panels only in runs of at most this many of them on walls.
+ROLLING_BALLS = 4
 
 _EPS = np.finfo(float).eps
 
@@ -45,8 +54,10 @@ class RunFigure(Figure):
         return buffer.getvalue()
 
 
-def figure(traj: Trajectory, size: tuple[int, int] = (900, 900)) -> RunFigure:
-    """The summary figure of a run, ``size`` pixels (width, height) at 100 dpi; nothing is written."""
+def figure(traj: Trajectory, size: tuple[int, int] | None = None) -> RunFigure:
+    """The summary figure of a run, ``size`` pixels (width, height) at 100 dpi (default: 900 wide, 900
+    high and 250 more for each row of friction or polygon panels); nothing is written."""
+    size = size or (900, 900 + 250 * len(_extra_rows(traj)))
     fig = RunFigure(figsize=(size[0] / 100, size[1] / 100), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
     axes = _layout(fig, traj)
@@ -58,6 +69,10 @@ def figure(traj: Trajectory, size: tuple[int, int] = (900, 900)) -> RunFigure:
         "angular_momentum": _draw_angular_momentum,
         "angular_momentum_change": _draw_angular_momentum_change,
         "impacts": _draw_impact_rate,
+        "slip": _draw_slip,
+        "spin": _draw_spin,
+        "drift": _draw_drift,
+        "turn": _draw_turn,
     }
     for name, ax in axes.items():
         draw[name](ax, traj)
@@ -66,7 +81,7 @@ def figure(traj: Trajectory, size: tuple[int, int] = (900, 900)) -> RunFigure:
     return fig
 
 
-def plot(traj: Trajectory, out, size: tuple[int, int] = (900, 900)) -> Path:
+def plot(traj: Trajectory, out, size: tuple[int, int] | None = None) -> Path:
     """Write the summary figure (`figure`) to ``out``; its suffix picks the format (none: PNG, appended).
     Returns the path written."""
     path = Path(out)
@@ -103,6 +118,8 @@ def _layout(fig: Figure, traj: Trajectory) -> dict[str, Axes]:
             rows.append(["angular_momentum", "angular_momentum_change"])
         rows.append(["momentum", "impacts"])
         heights = [1] * len(rows)
+    extra = _extra_rows(traj)
+    rows, heights = rows + extra, heights + [1] * len(extra)
     axes = fig.subplot_mosaic(rows, height_ratios=heights)
     timed = [ax for name, ax in axes.items() if name != "paths"]
     for ax in timed[1:]:
@@ -295,3 +312,117 @@ def _plane(traj: Trajectory) -> tuple[np.ndarray, tuple[str, str]]:
         return traj.position[..., keep], tuple(f"{'xyz'[a]} (m)" for a in keep)
     labels = tuple("along ({:.2f}, {:.2f}, {:.2f}) (m)".format(*d) for d in directions[:2])
     return traj.position @ directions[:2].T, labels
+
+
+# ----------------------------------------------------------------------------------------- friction, polygons
+def _extra_rows(traj: Trajectory) -> list[list[str]]:
+    """The rows of panels that friction and polygons add: slip and spin, drift and turn."""
+    rows = [["slip", "spin"]] if len(rolling_balls(traj)) else []
+    return rows + ([["drift", "turn"]] if top_polygon(traj) is not None else [])
+
+
+def _up(traj: Trajectory) -> np.ndarray:
+    """The unit vector against the scene's gravity (the last axis where it has none)."""
+    try:
+        gravity = np.asarray(tomllib.loads(traj.scene).get("world", {}).get("gravity", ()), dtype=float)
+    except (tomllib.TOMLDecodeError, ValueError):
+        gravity = np.zeros(0)
+    if gravity.shape == (traj.dim,) and np.any(gravity):
+        return -gravity / np.linalg.norm(gravity)
+    return np.eye(traj.dim)[-1]
+
+
+def _contacts(traj: Trajectory, ids: np.ndarray) -> np.ndarray:
+    """(F, len(ids)): the index of the wall each ball touches in each frame (its nearest), -1 for none."""
+    if not len(traj.wall_point):
+        return np.full((len(traj.time), len(ids)), -1)
+    x, r = traj.position[:, ids], traj.radius[:, ids]
+    gap = np.einsum("fbd,wd->fbw", x, traj.wall_normal) - np.sum(traj.wall_point * traj.wall_normal, axis=1)
+    gap -= r[..., None]
+    nearest = np.argmin(np.abs(gap), axis=2)
+    touching = np.take_along_axis(np.abs(gap), nearest[..., None], axis=2)[..., 0] <= TOUCH * r
+    return np.where(touching & traj.active[:, ids], nearest, -1)
+
+
+def rolling_balls(traj: Trajectory) -> np.ndarray:
+    """The balls (disks, spheres) whose slip and spin the figure shows, in a run where anything turns: those
+    that touch a wall in more than one frame; the named ones among them, else all of them while there are
+    at most `ROLLING_BALLS`."""
+    if not np.any(traj.angular_velocity):
+        return np.zeros(0, dtype=int)
+    balls = np.flatnonzero(~traj.fixed & (traj.shapes != "polygon"))
+    balls = balls[np.sum(_contacts(traj, balls) >= 0, axis=0) > 1]
+    named = [b for b in balls if traj.names[b]]
+    if named:
+        return np.array(named)
+    return balls if len(balls) <= ROLLING_BALLS else np.zeros(0, dtype=int)
+
+
+def slip_speed(traj: Trajectory, ids: np.ndarray) -> np.ndarray:
+    """(F, len(ids)) m/s: the speed at which each ball's contact point slides over the wall it touches (the
+    point's velocity v + omega x (-R n), less its part along the wall's normal n); NaN while it touches
+    none. A ball that rolls without slipping has 0."""
+    wall = _contacts(traj, ids)
+    n = traj.wall_normal[np.maximum(wall, 0)]  # (F, B, d)
+    v, r = traj.velocity[:, ids], traj.radius[:, ids, None]
+    omega = traj.angular_velocity[:, ids]
+    if traj.dim == 2:
+        point = v + r * omega[..., None] * np.stack([n[..., 1], -n[..., 0]], axis=-1)  # omega x (-R n)
+    else:
+        point = v - r * np.cross(omega, n)
+    sliding = point - np.sum(point * n, axis=-1, keepdims=True) * n
+    return np.where(wall >= 0, np.linalg.norm(sliding, axis=-1), np.nan)
+
+
+def _ball_label(traj: Trajectory, b: int) -> str:
+    return traj.names[b] or f"body {b}"
+
+
+def _draw_slip(ax: Axes, traj: Trajectory) -> None:
+    ids = rolling_balls(traj)
+    for b, slip in zip(ids, slip_speed(traj, ids).T, strict=True):
+        ax.plot(traj.time, slip, lw=1.0, label=_ball_label(traj, b))
+    speed = float(np.max(np.linalg.norm(traj.velocity[:, ids], axis=2), initial=0.0))
+    ax.set_ylim(0, max(ax.get_ylim()[1], 0.01 * speed))  # a ball that rolls reads as 0, not as noise blown up
+    ax.set_ylabel("slip speed (m/s)")
+    ax.set_title("at the contact with a wall (0: rolling; gaps: off the wall)", fontsize=9)
+    ax.legend(loc="best", fontsize=8)
+
+
+def _draw_spin(ax: Axes, traj: Trajectory) -> None:
+    ids = rolling_balls(traj)
+    spin = traj.angular_velocity[:, ids]
+    for b, values in zip(ids, (spin if traj.dim == 2 else np.linalg.norm(spin, axis=2)).T, strict=True):
+        ax.plot(traj.time, values, lw=1.0, label=_ball_label(traj, b))
+    ax.set_ylabel("spin ω (rad/s)" if traj.dim == 2 else "spin |ω| (rad/s)")
+    ax.set_title("counter-clockwise positive" if traj.dim == 2 else "", fontsize=9)
+    ax.legend(loc="best", fontsize=8)
+
+
+def top_polygon(traj: Trajectory) -> int | None:
+    """The polygon that starts highest (against gravity), or None in a run without polygons."""
+    polygons = np.flatnonzero((traj.shapes == "polygon") & ~traj.fixed)
+    if not len(polygons):
+        return None
+    return int(polygons[np.argmax(traj.position[0, polygons] @ _up(traj))])
+
+
+def _draw_drift(ax: Axes, traj: Trajectory) -> None:
+    top = top_polygon(traj)
+    up = _up(traj)
+    along = np.array([up[1], -up[0]])  # (polygons are 2D)
+    moved = traj.position[:, top] - traj.position[0, top]
+    ax.plot(traj.time, moved @ along, label="along the floor")
+    ax.plot(traj.time, moved @ up, label="up")
+    ax.set_ylabel("drift (m)")
+    ax.set_title(f"the top polygon ({_ball_label(traj, top)}): moved from its start", fontsize=9)
+    ax.legend(loc="best", fontsize=8)
+    _include_zero(ax, _roundoff(float(np.max(np.abs(traj.position[:, top])))))
+
+
+def _draw_turn(ax: Axes, traj: Trajectory) -> None:
+    top = top_polygon(traj)
+    ax.plot(traj.time, np.degrees(traj.orientation[:, top] - traj.orientation[0, top]), color="C2")
+    ax.set_ylabel("turn (°)")
+    ax.set_title(f"the top polygon ({_ball_label(traj, top)}): angle from its start", fontsize=9)
+    _include_zero(ax, _roundoff(float(np.max(np.abs(traj.orientation[:, top])))))
