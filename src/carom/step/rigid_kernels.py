@@ -522,3 +522,82 @@ def rounds_by_sweeps(c, g, x, v, w, e, mu, slow, impulse, max_rounds, hold_sweep
         if rates[q, 0] > floor:
             return -1
     return 2 * max_rounds
+
+
+@njit(cache=True, forceinline=False)
+def load_guess(ci, cj, point, normal, x, inv_mass, weight, mu, tangent_weight, out):
+    """Impulses (K, 2) (N s: normal, tangential along ``(-n_y, n_x)``; j gets ``p n + t t``, i the opposite)
+    that carry each body's ``weight`` (n, 2) (N s: its smooth force over the time held) down to its supports:
+    bodies are taken from the top (along the weights' sum), and each passes its weight, and what rests on it,
+    to the contacts it has with lower bodies, fixed bodies and walls, as the least-norm impulses there that
+    balance its force and torque (tangential impulses ``tangent_weight`` times heavier, so friction stays
+    small), kept pushing and within the cones ``mu`` (K,). O(K) and one small solve a body: a cold held solve's
+    starting point, the statics of a stack where its supports balance each body alone."""
+    k, n = len(ci), len(x)
+    out[:] = 0.0
+    down_x, down_y = 0.0, 0.0
+    for b in range(n):
+        down_x += weight[b, 0]
+        down_y += weight[b, 1]
+    size = math.hypot(down_x, down_y)
+    if size == 0.0:
+        return
+    height = np.empty(n)
+    for b in range(n):
+        height[b] = -(x[b, 0] * down_x + x[b, 1] * down_y) / size
+    start = np.zeros(n + 1, dtype=np.int64)  # body b's contacts: around[start[b]:start[b + 1]]
+    for c in range(k):
+        start[ci[c] + 1] += 1
+        if cj[c] >= 0:
+            start[cj[c] + 1] += 1
+    for b in range(n):
+        start[b + 1] += start[b]
+    filled = start[:-1].copy()
+    around = np.empty(start[n], dtype=np.int64)
+    for c in range(k):
+        around[filled[ci[c]]] = c
+        filled[ci[c]] += 1
+        if cj[c] >= 0:
+            around[filled[cj[c]]] = c
+            filled[cj[c]] += 1
+    load = weight.copy()  # (n, 2) N s on each body: its own, and what rests on it
+    torque = np.zeros(n)  # N m s about its centre
+    rows = np.empty((3, 2 * max(1, k)))
+    support = np.empty(max(1, k), dtype=np.int64)
+    for b in np.argsort(-height):
+        if inv_mass[b] == 0.0:
+            continue
+        count = 0
+        for e in range(start[b], start[b + 1]):
+            c = around[e]
+            o = cj[c] if ci[c] == b else ci[c]
+            if o < 0 or inv_mass[o] == 0.0 or height[o] < height[b] - ROUNDOFF * (1.0 + abs(height[b])):
+                support[count] = c
+                count += 1
+        if count == 0:
+            continue
+        for q in range(count):  # the impulse on b of each support's unit normal and (scaled) tangential impulse
+            c = support[q]
+            sign = 1.0 if cj[c] == b else -1.0
+            nx, ny = normal[c, 0], normal[c, 1]
+            rx, ry = point[c, 0] - x[b, 0], point[c, 1] - x[b, 1]
+            for col, dx, dy, scale in ((2 * q, nx, ny, 1.0), (2 * q + 1, -ny, nx, 1.0 / tangent_weight)):
+                rows[0, col] = sign * dx * scale
+                rows[1, col] = sign * dy * scale
+                rows[2, col] = sign * (rx * dy - ry * dx) * scale
+        target = np.array([-load[b, 0], -load[b, 1], -torque[b]])
+        solved = np.linalg.lstsq(np.ascontiguousarray(rows[:, : 2 * count]), target, 1e-12)[0]  # (least norm)
+        for q in range(count):
+            c = support[q]
+            p = max(solved[2 * q], 0.0)
+            t = min(max(solved[2 * q + 1] / tangent_weight, -mu[c] * p), mu[c] * p)
+            out[c, 0], out[c, 1] = p, t
+            o = cj[c] if ci[c] == b else ci[c]
+            if o < 0 or inv_mass[o] == 0.0:
+                continue
+            sign = 1.0 if cj[c] == o else -1.0
+            nx, ny = normal[c, 0], normal[c, 1]
+            fx, fy = sign * (p * nx - t * ny), sign * (p * ny + t * nx)
+            load[o, 0] += fx
+            load[o, 1] += fy
+            torque[o] += (point[c, 0] - x[o, 0]) * fy - (point[c, 1] - x[o, 1]) * fx
