@@ -19,7 +19,7 @@ from .config import DEFAULT, FRICTION_RULES, IMPACT_MODES, RESTITUTION_RULES, RO
 from .materials import pair_key
 from .narrowphase.polygons import (
     PolygonTable,
-    polygon_contact,
+    checked_polygon_contact,
     polygon_disk_contact,
     polygon_table,
     polygon_wall_contact,
@@ -211,7 +211,8 @@ def _shape_gap(a: _Outline, b: _Outline) -> float:
         a, b = b, a
     if b.outline is None:
         return float(polygon_disk_contact(a.outline, a.position, a.angle, b.position, b.radius).gaps[0])
-    return float(polygon_contact(a.outline, a.position, a.angle, b.outline, b.position, b.angle).gaps[0])
+    x, angles = np.array([a.position, b.position], dtype=float), np.array([a.angle, b.angle])
+    return float(checked_polygon_contact([a.outline, b.outline], x, angles).gaps[0])
 
 
 def _wall_gap(body: _Outline, point: np.ndarray, normal: np.ndarray) -> float:

@@ -455,12 +455,17 @@ def polygon_contact(vertices_i, position_i, angle_i, vertices_j, position_j, ang
     polygons = [check_polygon(vertices_i, "vertices_i"), check_polygon(vertices_j, "vertices_j")]
     xi, ai = _pose(position_i, angle_i, "position_i")
     xj, aj = _pose(position_j, angle_j, "position_j")
-    x = np.array([xi, xj])
+    return checked_polygon_contact(polygons, np.array([xi, xj]), np.array([ai, aj]), within, reach)
+
+
+def checked_polygon_contact(polygons, x: np.ndarray, angles: np.ndarray, within=None, reach=INF) -> Manifold:
+    """`polygon_contact` of two outlines that are checked already (`carom.shapes.check_polygon`: (k, 2),
+    counter-clockwise, convex), at positions ``x`` (2, 2) m and ``angles`` (2,) rad: no validation."""
     if within is None:
         within = _default_within(polygons, x, Config().contact_tolerance)
     table = polygon_table(polygons)
     points, gaps, normal = np.zeros((2, 2)), np.zeros(2), np.zeros(2)
-    count = polygons_manifold(0, 1, x, np.array([ai, aj]), *table, float(reach), float(within), points, gaps, normal)
+    count = polygons_manifold(0, 1, x, angles, *table, float(reach), float(within), points, gaps, normal)
     return _manifold(count, points, gaps, normal)
 
 
