@@ -17,6 +17,7 @@ import pytest
 import tomli_w
 from click.testing import CliRunner
 from dask import distributed
+from test_cli import LONG
 
 import carom
 from carom import examples
@@ -298,33 +299,11 @@ def test_a_failing_member_is_reported_and_the_others_complete(tmp_path, schedule
         assert int(row["impacts"]) == int(carom.load(out / row["path"]).collision_count[-1]) > 0
 
 
-#: A gas that runs far longer than any test waits.
-ENDLESS = """[world]
-dim = 2
-seed = 2
-[run]
-until = 1e4
-dt = 0.001
-output_interval = 0.05
-[[generate]]
-kind = "gas"
-count = 40
-lower = [0.0, 0.0]
-upper = [4.0, 4.0]
-radius = 0.1
-mass = 1.0
-speed = 2.0
-[[boxes]]
-lower = [0.0, 0.0]
-upper = [4.0, 4.0]
-"""
-
-
 def test_ctrl_c_on_a_local_sweep_stops_at_once_with_one_line_and_exit_130(tmp_path):
     """Ctrl-C at a terminal reaches every process of the command (its process group): the command and the
     local cluster's workers."""
     scene, out = tmp_path / "endless.toml", tmp_path / "runs"
-    scene.write_text(ENDLESS)
+    scene.write_text(LONG)  # (a gas that runs far longer than any test waits)
     command = [sys.executable, "-c", "from carom.cli import main; main()", "sweep", str(scene), "--vary", "seed=1:4",
                "--out", str(out), "--workers", "2", "-q"]  # fmt: skip
     proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, start_new_session=True)
