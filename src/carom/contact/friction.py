@@ -66,7 +66,8 @@ class FrictionWork(NamedTuple):
     spin: np.ndarray  # (cap,) sign of a spinning contact's spinning rate (kinetic spinning friction), else 0
     bias: np.ndarray  # (cap, 7) a sticking contact's slip (3), rolling (3) and spinning (1) rates to take out, per s
     held: np.ndarray  # (cap,) True where a contact is held with its cluster in this solve (it never breaks away)
-    joint: np.ndarray  # (cap, 15) the joint solve's extrapolated forces (7), trial forces (7) and step bound (1/kg)
+    joint: np.ndarray  # (cap, 24) the joint solve's extrapolated forces (7), trial forces (7), step bounds (3,
+    # 1/kg), forces before its last step (7)
     block: np.ndarray  # (2, 7) the joint solve's scratch: one contact's trial forces, their change
     pair_a: np.ndarray  # (entries, 3) m/s^2: acceleration the contact of a candidate entry adds to its row's body
     pair_alpha: np.ndarray  # (entries, 3) rad/s^2: angular acceleration, the same
@@ -85,7 +86,7 @@ class FrictionWork(NamedTuple):
 def new_friction_work(cap: int, n: int, n_wall: int, n_entry: int) -> FrictionWork:
     z = np.zeros
     return FrictionWork(coef=z((cap, 5)), force=z((cap, 3)), torque=z((cap, 3)), slide=z((cap, 3)),
-                        roll=z((cap, 3)), spin=z(cap), bias=z((cap, 7)), held=z(cap, np.bool_), joint=z((cap, 15)),
+                        roll=z((cap, 3)), spin=z(cap), bias=z((cap, 7)), held=z(cap, np.bool_), joint=z((cap, 24)),
                         block=z((2, 7)),
                         pair_a=z((n_entry, 3)), pair_alpha=z((n_entry, 3)), wall_a=z((n, n_wall, 3)),
                         wall_alpha=z((n, n_wall, 3)), regime=np.full(n, np.inf), tw=z(n), pair_held=z((n_entry, 6)),
@@ -226,16 +227,15 @@ def _clamp(x0, x1, x2, limit):
 
 
 @njit(cache=True, forceinline=False)
-def solve_friction(sel, ci, cj, cn, radius, inv_mass, inv_inertia, v, w, normal, fw, forces, iterations, tol):
-    """Friction of the contacts ``sel`` given their normal impulses (forces) ``normal``, by projected
-    Gauss–Seidel on their tangential (and, with ``forces``, rolling) rows; ``v``, ``w`` (velocities, or
-    accelerations with ``forces``) are updated in place, the impulses kept in ``fw.force``, ``fw.torque``
-    (their starting point, already applied to the rates).
+def solve_friction(sel, ci, cj, cn, radius, inv_mass, inv_inertia, a, alpha, normal, fw, iterations, tol):
+    """Friction forces of the lone contacts of ``sel`` (those not held with a cluster, ``fw.held``: each
+    couples to no other, so their order does not matter) given their normal forces ``normal``, by projected
+    Gauss–Seidel on their tangential, rolling and spinning rows; the accelerations ``a``, ``alpha`` are
+    updated in place, the forces kept in ``fw.force``, ``fw.torque`` (their starting point, already applied
+    to the rates).
 
-    Impulses (``forces`` False): each contact's slip is stopped by ``T`` within the cone ``mu_k P_n`` (the
-    Coulomb impulse model: what stops the slip, or the cone's edge). Forces: a sliding contact
-    (``fw.slide``) carries ``mu_k N`` along its slip; any other keeps its slip from accelerating with
-    ``|T| <= mu_s N``; the rolling torque is ``mu_r N R_eff`` against a rolling contact's rolling
+    A sliding contact (``fw.slide``) carries ``mu_k N`` along its slip; any other keeps its slip from
+    accelerating with ``|T| <= mu_s N``; the rolling torque is ``mu_r N R_eff`` against a rolling contact's rolling
     (``fw.roll``), else what keeps it from starting, up to that; the spinning torque (3D, about the normal)
     is ``mu_sp N R_eff`` against a spinning contact's spinning (``fw.spin``), else what keeps it from
     starting, up to that. Each row is solved exactly in turn (a contact's block is diagonal for balls);
@@ -245,10 +245,10 @@ def solve_friction(sel, ci, cj, cn, radius, inv_mass, inv_inertia, v, w, normal,
     for _sweep in range(iterations):
         worst = 0.0
         for c in sel:
-            mu = fw.coef[c, MU_S] if forces else fw.coef[c, MU_K]
-            mu_r = fw.coef[c, MU_R] if forces else 0.0
-            mu_sp = fw.coef[c, MU_SP] if forces and w.shape[1] == 3 else 0.0
-            if mu == 0.0 and fw.coef[c, MU_K] == 0.0 and mu_r == 0.0 and mu_sp == 0.0:
+            mu = fw.coef[c, MU_S]
+            mu_r = fw.coef[c, MU_R]
+            mu_sp = fw.coef[c, MU_SP] if alpha.shape[1] == 3 else 0.0
+            if fw.held[c] or (mu == 0.0 and fw.coef[c, MU_K] == 0.0 and mu_r == 0.0 and mu_sp == 0.0):
                 continue
             i, j = ci[c], cj[c]
             n_force = normal[c]
@@ -260,11 +260,11 @@ def solve_friction(sel, ci, cj, cn, radius, inv_mass, inv_inertia, v, w, normal,
             if k_t == 0.0:
                 continue
             o0, o1, o2 = fw.force[c, 0], fw.force[c, 1], fw.force[c, 2]
-            if forces and (fw.slide[c, 0] != 0.0 or fw.slide[c, 1] != 0.0 or fw.slide[c, 2] != 0.0):
+            if fw.slide[c, 0] != 0.0 or fw.slide[c, 1] != 0.0 or fw.slide[c, 2] != 0.0:
                 f = fw.coef[c, MU_K] * n_force
                 t0, t1, t2 = f * fw.slide[c, 0], f * fw.slide[c, 1], f * fw.slide[c, 2]
             else:
-                s0, s1, s2 = slip(c, ci, cj, cn, radius, v, w)
+                s0, s1, s2 = slip(c, ci, cj, cn, radius, a, alpha)
                 s0, s1, s2 = s0 + fw.bias[c, 0], s1 + fw.bias[c, 1], s2 + fw.bias[c, 2]
                 t0, t1, t2 = _clamp(o0 + s0 / k_t, o1 + s1 / k_t, o2 + s2 / k_t, mu * n_force)
             d0, d1, d2 = t0 - o0, t1 - o1, t2 - o2
@@ -280,7 +280,7 @@ def solve_friction(sel, ci, cj, cn, radius, inv_mass, inv_inertia, v, w, normal,
                 if fw.roll[c, 0] != 0.0 or fw.roll[c, 1] != 0.0 or fw.roll[c, 2] != 0.0:
                     r0, r1, r2 = limit * fw.roll[c, 0], limit * fw.roll[c, 1], limit * fw.roll[c, 2]
                 else:
-                    q0, q1, q2 = rolling(c, ci, cj, cn, w)
+                    q0, q1, q2 = rolling(c, ci, cj, cn, alpha)
                     q0, q1, q2 = q0 + fw.bias[c, 3], q1 + fw.bias[c, 4], q2 + fw.bias[c, 5]
                     r0, r1, r2 = _clamp(p0 + q0 / k_r, p1 + q1 / k_r, p2 + q2 / k_r, limit)
                 e0, e1, e2 = r0 - p0, r1 - p1, r2 - p2
@@ -289,11 +289,11 @@ def solve_friction(sel, ci, cj, cn, radius, inv_mass, inv_inertia, v, w, normal,
                 if fw.spin[c] != 0.0:
                     rn = limit * fw.spin[c]
                 else:
-                    rn = min(max(pn + (spinning(c, ci, cj, cn, w) + fw.bias[c, 6]) / k_r, -limit), limit)
+                    rn = min(max(pn + (spinning(c, ci, cj, cn, alpha) + fw.bias[c, 6]) / k_r, -limit), limit)
                 e0, e1, e2 = e0 + (rn - pn) * cn[c, 0], e1 + (rn - pn) * cn[c, 1], e2 + (rn - pn) * cn[c, 2]
             if d0 == 0.0 and d1 == 0.0 and d2 == 0.0 and e0 == 0.0 and e1 == 0.0 and e2 == 0.0:
                 continue
-            apply_friction(c, (d0, d1, d2), (e0, e1, e2), ci, cj, cn, radius, v, w, inv_mass, inv_inertia)
+            apply_friction(c, (d0, d1, d2), (e0, e1, e2), ci, cj, cn, radius, a, alpha, inv_mass, inv_inertia)
             fw.force[c, 0], fw.force[c, 1], fw.force[c, 2] = t0, t1, t2
             fw.torque[c, 0], fw.torque[c, 1], fw.torque[c, 2] = (fw.torque[c, 0] + e0, fw.torque[c, 1] + e1,
                                                                  fw.torque[c, 2] + e2)  # fmt: skip

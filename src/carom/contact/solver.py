@@ -41,7 +41,7 @@ def mark_clustered(active, ci, cj, inv_mass, per_body, clustered):
     tally_contacts(active, ci, cj, per_body, 1.0)
     marked = False
     for c in active:
-        clustered[c] = _shared(ci[c], inv_mass, per_body) or (cj[c] >= 0 and _shared(cj[c], inv_mass, per_body))
+        clustered[c] = not alone(c, ci, cj, inv_mass, per_body)
         marked = marked or clustered[c]
     tally_contacts(active, ci, cj, per_body, -1.0)
     return marked
@@ -51,6 +51,13 @@ def mark_clustered(active, ci, cj, inv_mass, per_body, clustered):
 def _shared(b, inv_mass, per_body):
     """Whether movable body b takes part in more than one of the contacts counted in ``per_body``."""
     return inv_mass[b] != 0.0 and per_body[b] > 1.0
+
+
+@njit(cache=True, forceinline=True)
+def alone(c, ci, cj, inv_mass, per_body):
+    """Whether contact c's movable bodies take part in no other contact counted in ``per_body``
+    (`tally_contacts`): its rows then couple to no other contact's."""
+    return not _shared(ci[c], inv_mass, per_body) and (cj[c] < 0 or not _shared(cj[c], inv_mass, per_body))
 
 
 @njit(cache=True, forceinline=True)
@@ -253,8 +260,7 @@ def solve_accelerated(active, ci, cj, normal, target, rate, inv_mass, out, work,
     for s in range(k):
         c = active[s]
         i, j = ci[c], cj[c]
-        alone = not _shared(i, inv_mass, per_body) and (j < 0 or not _shared(j, inv_mass, per_body))
-        work.lip[s] = inv_mass[i] + (inv_mass[j] if j >= 0 else 0.0) if alone else lip
+        work.lip[s] = inv_mass[i] + (inv_mass[j] if j >= 0 else 0.0) if alone(c, ci, cj, inv_mass, per_body) else lip
     tally_contacts(active, ci, cj, per_body, -1.0)
     for s in range(k):
         c = active[s]

@@ -62,6 +62,7 @@ from .friction import (
     REGIME,
     clear_held,
     force_friction,
+    impact_coefficients,
     impact_friction,
     note_regimes,
     record_held,
@@ -434,10 +435,15 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
                 # at once, perfectly inelastic. Sequential rounds would shrink such approaches only
                 # geometrically.
                 ns = inelastic_selection(sel, ci, cj, cn, cw, v, a, a_smooth, rested, T, resting_speed, nc, capped_now)
-            solve_contacts(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], lcp_iterations,
-                            lcp_tol_v)  # fmt: skip
-            if fr.enabled:
-                impact_friction(sel[:ns], ci, cj, cn, cw, t_now, bodies, fr, fw, lcp_iterations, lcp_tol_v)
+            if fr.enabled and impact_coefficients(sel[:ns], ci, cj, radius, fr, fw):
+                # every contact at once, from the same velocities: in any order the same
+                solve_accelerated(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], w.solver,
+                                  lcp_iterations, lcp_tol_v)  # fmt: skip
+                impact_friction(sel[:ns], ci, cj, cn, cw, t_now, bodies, fw, w.solver.per_body, lcp_iterations,
+                                lcp_tol_v)  # fmt: skip
+            else:
+                solve_contacts(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], lcp_iterations,
+                               lcp_tol_v)  # fmt: skip
             for s in range(ns):
                 c = sel[s]
                 if cw[c, IMPULSE] <= 0.0:
@@ -651,8 +657,9 @@ def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_si
         if slow:  # perfectly inelastic: approach no faster than the gap can take (all at once, in any order)
             solve_accelerated(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], w.solver,
                               lcp_iterations, rest_tol_v)  # fmt: skip
-            if fr.enabled:
-                impact_friction(sel[:ns], ci, cj, cn, cw, t0, bodies, fr, fw, lcp_iterations, rest_tol_v)
+            if fr.enabled and impact_coefficients(sel[:ns], ci, cj, radius, fr, fw):
+                impact_friction(sel[:ns], ci, cj, cn, cw, t0, bodies, fw, w.solver.per_body, lcp_iterations,
+                                rest_tol_v)  # fmt: skip
         # warm start: each contact's force at the end of the last step (keys i * n + j, i < j), and with
         # friction, the contacts held in a cluster start from their friction too
         n_lone = _lone_first(sel, ns, ci, cj, inv_mass, w.solver.per_body, fw.held) if fr.enabled else ns

@@ -5,15 +5,18 @@ like `carom.kinematics.advance` for its centre). Friction enters at three places
 `carom.contact.friction`:
 
 * **impacts** — each round's normal impulses (Newton) and tangential ones (Coulomb, ``mu_k``) are solved
-  together: friction, then the normal impulses again from where they were, until neither changes;
+  together (`solve_joint` on the velocities);
 * **lasting contact** — after each force solve of the resting set, its friction forces and rolling torques
   (static up to ``mu_s N`` or kinetic ``mu_k N``); the contacts of a cluster (a pile) are held, their normal
-  and friction rows solved together by accelerated projected gradient and a few Gauss-Seidel sweeps to
-  end; then the lone sticking contacts pushed past the static cone start to slide;
+  and friction rows solved together (`solve_joint` on the accelerations); then the lone sticking contacts
+  pushed past the static cone start to slide;
 * **regime events** — a sliding contact's slip and a rolling one's rolling rate are linear in time under
   constant forces: the instant either reaches zero is an event of the body (partner `REGIME`), at which
   its contacts' forces are solved again, now sticking (static friction) or at rest. Sliding turns to
   rolling, and rolling to rest, at their exact times, whatever the step.
+
+Every solve here gives the same answer whatever the order of its contacts (to round-off): a lone contact's
+rows couple to no other's, and the joint solve moves every contact at once, from the same rates.
 
 What each held contact adds to the accelerations of its bodies is recorded (by candidate entry, and by
 body and wall) so that it can be taken off exactly when the contact is solved again.
@@ -46,7 +49,7 @@ from ..contact.friction import (
 )
 from ..contact.law import apply_impulse, approach_speed
 from ..contact.layout import IMPULSE, TARGET
-from ..contact.solver import mark_clustered, nesterov_momentum, solve_contacts, tally_contacts
+from ..contact.solver import alone, mark_clustered, nesterov_momentum, tally_contacts
 from ..kinematics import spin_to
 from .predict import NO_PARTNER
 from .resting import MOTION_FRACTION
@@ -54,14 +57,12 @@ from .resting import MOTION_FRACTION
 #: Event partner of a change of friction regime (`carom.step.predict` partners are bodies or -1 - wall).
 REGIME = NO_PARTNER - 1
 
-#: Gauss-Seidel sweeps of a friction solve given the normal forces (a lone contact needs one: its rows
-#: decouple), and the sweeps of the joint solve of a cluster's normal and friction rows (`solve_joint`).
+#: Gauss-Seidel sweeps of the friction solve of lone contacts given their normal forces (one is exact: the
+#: rows of a lone contact decouple from every other's), the accelerated sweeps of a joint solve of normal and
+#: friction rows (`solve_joint`), and the plain projected-gradient sweeps that end it.
 FRICTION_SWEEPS = 100
 JOINT_SWEEPS = 1000
-#: Gauss-Seidel sweeps that end each joint solve (`_joint_sweeps` after `solve_joint`).
 POLISH_SWEEPS = 20
-#: Rounds of "friction, then the normal impulses again" at an impact (a lone contact needs one).
-IMPACT_ROUNDS = 1
 #: Times sticking contacts pushed past the static cone are turned to sliding and all solved again.
 BREAKAWAY_ROUNDS = 2
 #: A held contact slipping slower than this many times the force tolerance's worth of speed over the step
@@ -81,24 +82,37 @@ def spin_contacts(sel, ci, cj, t, bodies, tw):
 
 
 @njit(cache=True, forceinline=False)
-def impact_friction(sel, ci, cj, cn, cw, t, bodies, fr, fw, iterations, tol):
-    """The friction impulses of one round of impacts (the normal impulses in ``cw[:, IMPULSE]`` solved
-    already): both solved together, friction then normal impulses again, until neither changes."""
-    spin_contacts(sel, ci, cj, t, bodies, fw.tw)
+def impact_coefficients(sel, ci, cj, radius, fr, fw):
+    """Set up a round of impacts at the contacts ``sel`` for `impact_friction`: their coefficients as the
+    Coulomb impulse model has them (the kinetic cone, no rolling or spinning impulse), no friction impulse
+    yet. Returns whether any of them has friction (else the round is a smooth one)."""
+    rough = False
     for c in sel:
-        contact_coefficients(c, ci, cj, bodies.radius, fr, fw.coef)
+        contact_coefficients(c, ci, cj, radius, fr, fw.coef)
+        rough = rough or fw.coef[c, MU_K] != 0.0
+        fw.coef[c, MU_S] = fw.coef[c, MU_K]
+        fw.coef[c, MU_R] = 0.0
+        fw.coef[c, MU_SP] = 0.0
+        fw.spin[c] = 0.0
         for d in range(3):
             fw.force[c, d] = 0.0
             fw.torque[c, d] = 0.0
+            fw.slide[c, d] = 0.0
+            fw.roll[c, d] = 0.0
         for d in range(fw.bias.shape[1]):
             fw.bias[c, d] = 0.0
-    for _rnd in range(IMPACT_ROUNDS):
-        if solve_friction(sel, ci, cj, cn, bodies.radius, bodies.inv_mass, bodies.inv_inertia, bodies.v, bodies.w,
-                          cw[:, IMPULSE], fw, False, min(iterations, FRICTION_SWEEPS), tol) <= tol:  # fmt: skip
-            break
-        if solve_contacts(sel, ci, cj, cn, cw[:, TARGET], bodies.v, bodies.inv_mass, cw[:, IMPULSE], iterations,
-                          tol, True) <= 1:  # fmt: skip
-            break
+    return rough
+
+
+@njit(cache=True, forceinline=False)
+def impact_friction(sel, ci, cj, cn, cw, t, bodies, fw, per_body, iterations, tol):
+    """The normal and friction impulses of one round of impacts (set up by `impact_coefficients`), solved
+    together (`solve_joint` on the velocities, every contact at once, so in any order the same): Newton's
+    rows to their targets (``cw[:, TARGET]``), Coulomb's with tangential restitution 0 within the cone
+    ``mu_k P_n``. The normal impulses start from those in ``cw[:, IMPULSE]`` (applied to the velocities
+    already), the friction from 0. ``per_body`` is a (bodies,) array that must be all zero (it is left so)."""
+    spin_contacts(sel, ci, cj, t, bodies, fw.tw)
+    solve_joint(sel, ci, cj, cn, cw, bodies, bodies.v, bodies.w, fw, per_body, min(iterations, JOINT_SWEEPS), tol)
 
 
 @njit(cache=True, forceinline=False)
@@ -109,9 +123,8 @@ def force_friction(sel, ci, cj, cn, cw, t, h, bodies, fr, fw, per_body, iteratio
     A contact whose movable bodies touch nothing else in ``sel`` (a ball on a floor) is kinetic where it slides,
     rolls or spins, static otherwise (`friction_modes`; slower than ``slip_tol``, m/s, it sticks), so that
     its changes of regime are exact events. Contacts in a cluster are held over the h seconds instead
-    (`_hold_clusters`), and their normal and friction rows solved together (`solve_joint`, then
-    `POLISH_SWEEPS` of `_joint_sweeps`: its momentum makes the accelerated solve's last iterate no fixed
-    point of any contact's own rows, and a pile stopped there could gain energy). Lone sticking
+    (`_hold_clusters`), and their normal and friction rows solved together with the lone contacts'
+    (`solve_joint`: every contact at once, so the answer does not depend on their order). Lone sticking
     contacts driven past the static cone then slide (`breakaways`; a held contact at its cone's edge slides
     already), and all is solved again. With ``warm``, the forces in ``fw.force``, ``fw.torque`` (applied to
     the accelerations already; `start_held`) are where the held contacts start, and the others start from
@@ -127,11 +140,11 @@ def force_friction(sel, ci, cj, cn, cw, t, h, bodies, fr, fw, per_body, iteratio
     sweeps = min(iterations, FRICTION_SWEEPS)
     for _attempt in range(BREAKAWAY_ROUNDS):
         solve_friction(sel, ci, cj, cn, bodies.radius, bodies.inv_mass, bodies.inv_inertia, bodies.a, bodies.alpha,
-                       cw[:, IMPULSE], fw, True, sweeps, tol_a)  # fmt: skip
+                       cw[:, IMPULSE], fw, sweeps, tol_a)  # fmt: skip
         if clustered:
             joint_tol = max(tol_a, MOTION_FRACTION * _fastest(sel, ci, cj, cn, bodies) / h) if h > 0.0 else tol_a
-            solve_joint(sel, ci, cj, cn, cw, bodies, fw, per_body, min(iterations, JOINT_SWEEPS), joint_tol)
-            _joint_sweeps(sel, ci, cj, cn, cw, bodies, fw, min(iterations, POLISH_SWEEPS), joint_tol)
+            solve_joint(sel, ci, cj, cn, cw, bodies, bodies.a, bodies.alpha, fw, per_body,
+                        min(iterations, JOINT_SWEEPS), joint_tol)  # fmt: skip
         if breakaways(sel, ci, cj, cn, bodies.radius, bodies.a, bodies.alpha, cw[:, IMPULSE], fw, tol_a) == 0:
             break
 
@@ -226,35 +239,6 @@ def _fastest(sel, ci, cj, cn, bodies):
     return fastest
 
 
-@njit(cache=True, forceinline=False)
-def _joint_sweeps(sel, ci, cj, cn, cw, bodies, fw, iterations, tol):
-    """The normal and friction rows of the contacts ``sel`` solved together, by projected Gauss-Seidel on
-    accelerations: each contact's normal force (to its target, ``cw[:, TARGET]``), then its friction rows
-    given that force (`solve_friction` on the one contact), contact after contact, sweep after sweep,
-    until no rate changes by more than ``tol`` (m/s^2). Returns the sweeps used."""
-    a, inv_mass = bodies.a, bodies.inv_mass
-    for sweep in range(iterations):
-        worst = 0.0
-        for s in range(len(sel)):
-            c = sel[s]
-            i, j = ci[c], cj[c]
-            k = inv_mass[i] + (inv_mass[j] if j >= 0 else 0.0)
-            if k == 0.0:
-                continue
-            force = max(0.0, cw[c, IMPULSE] + (approach_speed(c, ci, cj, cn, a) + cw[c, TARGET]) / k)
-            change = force - cw[c, IMPULSE]
-            if change != 0.0:
-                cw[c, IMPULSE] = force
-                apply_impulse(c, change, ci, cj, cn, a, inv_mass)
-                worst = max(worst, abs(change) * k)
-            worst = max(worst, solve_friction(sel[s : s + 1], ci, cj, cn, bodies.radius, inv_mass,
-                                              bodies.inv_inertia, a, bodies.alpha, cw[:, IMPULSE], fw, True, 1,
-                                              tol))  # fmt: skip
-        if worst <= tol:
-            return sweep + 1
-    return iterations
-
-
 @njit(cache=True, forceinline=True)
 def _block_bound(c, ci, cj, bodies, per_body, turning):
     """A bound (1/kg) on the absolute row sums of contact c's rows of the Delassus operator, the variables
@@ -270,28 +254,53 @@ def _block_bound(c, ci, cj, bodies, per_body, turning):
 
 
 @njit(cache=True, forceinline=True)
-def _trial(c, ci, cj, cn, cw, bodies, fw, lip, out):
-    """Contact c's forces after a projected gradient step of 1/lip (kg) from its extrapolated ones
-    (``fw.joint[c, :7]``, whose effect the rates hold), projected onto its cones, into ``out`` (7): normal,
-    friction (3), torque (3). The step of a torque is ``R_eff^2 / lip`` (the variable being torque over R_eff);
-    a sliding (rolling, spinning) contact carries its kinetic force along its direction, as in
-    `solve_friction`."""
-    a, alpha = bodies.a, bodies.alpha
+def _own_bounds(c, ci, cj, bodies, fw):
+    """The diagonal entries (1/kg) of contact c's rows, into ``fw.joint[c, 14:17]``: normal ``1/m_i + 1/m_j``,
+    tangential ``k_t``, torque over R_eff ``R_eff^2 k_r`` (`carom.contact.friction`). For balls the normal
+    row couples to no other row of the contact, nor the tangential rows to each other: a lone contact
+    (`carom.contact.solver.alone`) without torque rows is solved exactly by a step of their inverses."""
+    i, j = ci[c], cj[c]
+    inv_mass, inv_inertia, radius = bodies.inv_mass, bodies.inv_inertia, bodies.radius
+    k_n = inv_mass[i] + (inv_mass[j] if j >= 0 else 0.0)
+    k_t = inv_mass[i] + radius[i] ** 2 * inv_inertia[i]
+    k_r = inv_inertia[i]
+    if j >= 0:
+        k_t += inv_mass[j] + radius[j] ** 2 * inv_inertia[j]
+        k_r += inv_inertia[j]
+    fw.joint[c, 14] = k_n
+    fw.joint[c, 15] = k_t
+    fw.joint[c, 16] = fw.coef[c, R_EFF] ** 2 * k_r
+
+
+@njit(cache=True, forceinline=True)
+def _bound(c, fw, d):
+    """Contact c's step bound (1/kg) for its force d of 7: normal, friction (3), torque over R_eff (3)."""
+    return fw.joint[c, 14 if d == 0 else (15 if d < 4 else 16)]
+
+
+@njit(cache=True, forceinline=True)
+def _trial(c, ci, cj, cn, cw, bodies, v, w, fw, out):
+    """Contact c's forces after a projected gradient step from its extrapolated ones (``fw.joint[c, :7]``,
+    whose effect the rates ``v``, ``w`` hold), of the inverse of its bounds (`_bound`), projected onto its
+    cones, into ``out`` (7): normal, friction (3), torque (3). The step of a torque is ``R_eff^2`` over its
+    bound (the variable being torque over R_eff); a sliding (rolling, spinning) contact carries its kinetic
+    force along its direction, as in `solve_friction`."""
     y = fw.joint[c]  # (its first 7 columns)
-    n_force = max(0.0, y[0] + (approach_speed(c, ci, cj, cn, a) + cw[c, TARGET]) / lip)
+    lip_n, lip_t, lip_r = fw.joint[c, 14], fw.joint[c, 15], fw.joint[c, 16]
+    n_force = max(0.0, y[0] + (approach_speed(c, ci, cj, cn, v) + cw[c, TARGET]) / lip_n)
     out[0] = n_force
     mu = fw.coef[c, MU_S]
     if fw.slide[c, 0] != 0.0 or fw.slide[c, 1] != 0.0 or fw.slide[c, 2] != 0.0:
         f = fw.coef[c, MU_K] * n_force
         out[1], out[2], out[3] = f * fw.slide[c, 0], f * fw.slide[c, 1], f * fw.slide[c, 2]
     elif mu != 0.0:
-        s0, s1, s2 = slip(c, ci, cj, cn, bodies.radius, a, alpha)
-        out[1], out[2], out[3] = _clamp(y[1] + (s0 + fw.bias[c, 0]) / lip, y[2] + (s1 + fw.bias[c, 1]) / lip,
-                                        y[3] + (s2 + fw.bias[c, 2]) / lip, mu * n_force)  # fmt: skip
+        s0, s1, s2 = slip(c, ci, cj, cn, bodies.radius, v, w)
+        out[1], out[2], out[3] = _clamp(y[1] + (s0 + fw.bias[c, 0]) / lip_t, y[2] + (s1 + fw.bias[c, 1]) / lip_t,
+                                        y[3] + (s2 + fw.bias[c, 2]) / lip_t, mu * n_force)  # fmt: skip
     else:
         out[1], out[2], out[3] = 0.0, 0.0, 0.0
     r_eff = fw.coef[c, R_EFF]
-    step = r_eff * r_eff / lip
+    step = r_eff * r_eff / lip_r if lip_r > 0.0 else 0.0  # (no bound: the torque turns nothing, and stays)
     q0 = q1 = q2 = 0.0
     if fw.coef[c, MU_R] != 0.0:
         limit = fw.coef[c, MU_R] * n_force * r_eff
@@ -299,102 +308,189 @@ def _trial(c, ci, cj, cn, cw, bodies, fw, lip, out):
             q0, q1, q2 = limit * fw.roll[c, 0], limit * fw.roll[c, 1], limit * fw.roll[c, 2]
         else:
             p0, p1, p2 = y[4], y[5], y[6]
-            if alpha.shape[1] == 3:
+            if w.shape[1] == 3:
                 pn = p0 * cn[c, 0] + p1 * cn[c, 1] + p2 * cn[c, 2]
                 p0, p1, p2 = p0 - pn * cn[c, 0], p1 - pn * cn[c, 1], p2 - pn * cn[c, 2]
-            r0, r1, r2 = rolling(c, ci, cj, cn, alpha)
+            r0, r1, r2 = rolling(c, ci, cj, cn, w)
             q0, q1, q2 = _clamp(p0 + (r0 + fw.bias[c, 3]) * step, p1 + (r1 + fw.bias[c, 4]) * step,
                                 p2 + (r2 + fw.bias[c, 5]) * step, limit)  # fmt: skip
-    if alpha.shape[1] == 3 and fw.coef[c, MU_SP] != 0.0:
+    if w.shape[1] == 3 and fw.coef[c, MU_SP] != 0.0:
         limit = fw.coef[c, MU_SP] * n_force * r_eff
         if fw.spin[c] != 0.0:
             rn = limit * fw.spin[c]
         else:
             pn = y[4] * cn[c, 0] + y[5] * cn[c, 1] + y[6] * cn[c, 2]
-            rn = min(max(pn + (spinning(c, ci, cj, cn, alpha) + fw.bias[c, 6]) * step, -limit), limit)
+            rn = min(max(pn + (spinning(c, ci, cj, cn, w) + fw.bias[c, 6]) * step, -limit), limit)
         q0, q1, q2 = q0 + rn * cn[c, 0], q1 + rn * cn[c, 1], q2 + rn * cn[c, 2]
     out[4], out[5], out[6] = q0, q1, q2
 
 
 @njit(cache=True, forceinline=True)
-def _apply_forces(c, ci, cj, cn, bodies, d):
-    """Apply the change ``d`` (7: normal, friction, torque) of contact c's forces to the accelerations."""
+def _apply_forces(c, ci, cj, cn, bodies, v, w, d):
+    """Apply the change ``d`` (7: normal, friction, torque) of contact c's forces to the rates ``v``, ``w``."""
     if d[0] != 0.0:
-        apply_impulse(c, d[0], ci, cj, cn, bodies.a, bodies.inv_mass)
-    apply_friction(c, (d[1], d[2], d[3]), (d[4], d[5], d[6]), ci, cj, cn, bodies.radius, bodies.a, bodies.alpha,
-                   bodies.inv_mass, bodies.inv_inertia)  # fmt: skip
+        apply_impulse(c, d[0], ci, cj, cn, v, bodies.inv_mass)
+    apply_friction(c, (d[1], d[2], d[3]), (d[4], d[5], d[6]), ci, cj, cn, bodies.radius, v, w, bodies.inv_mass,
+                   bodies.inv_inertia)  # fmt: skip
 
 
 @njit(cache=True, forceinline=False)
-def solve_joint(sel, ci, cj, cn, cw, bodies, fw, per_body, iterations, tol):
-    """`_joint_sweeps`'s problem by accelerated projected gradient (Nesterov's method with adaptive restart,
-    as `carom.contact.solver.solve_accelerated` for normal forces alone): every contact steps at once from
-    the same rates, by the inverse of a Gershgorin bound of its own rows (`_block_bound`), onto its cones
-    (`_trial`), until no force moves the rates by more than ``tol`` (m/s^2) in a sweep. Each sweep costs
-    about one of Gauss-Seidel, and a deep pile needs far fewer of them: Gauss-Seidel passes a load down
-    about one layer a sweep. ``per_body`` is a (bodies,) array that must be all zero (it is left so).
-    Returns the sweeps used."""
+def solve_joint(sel, ci, cj, cn, cw, bodies, v, w, fw, per_body, iterations, tol):
+    """The normal and friction rows of the contacts ``sel`` solved together, on accelerations (forces) or
+    velocities (impulses) ``v``, ``w``: each contact's normal force to its target (``cw[:, TARGET]``, into
+    ``cw[:, IMPULSE]``), its friction force and torque within their cones (into ``fw.force``, ``fw.torque``),
+    all starting from the values there (applied to the rates already), until no force moves the rates by
+    more than ``tol`` (m/s^2, m/s) in a sweep. Every contact steps at once from the same rates, so the
+    answer does not depend on the contacts' order (Gauss-Seidel, contact after contact, stopped at a
+    tolerance, gives one that does: a symmetric pile drifted sideways).
+
+    At most ``iterations`` sweeps of accelerated projected gradient (`_gradient_sweeps` with momentum),
+    each contact stepping by the inverse of a Gershgorin bound of its own rows (`_block_bound`), or of its
+    diagonal if it is alone (`_own_bounds`: solved exactly in the first sweep, whatever the rest, unless
+    torque rows couple to its tangential ones); then, if short of ``tol``, at most `POLISH_SWEEPS` without
+    momentum (momentum leaves the last iterate of a solve stopped short no fixed point of anything, and a
+    pile stopped there could gain energy); then `_refine`. ``per_body`` is a (bodies,) array that must be
+    all zero (it is left so). Returns the sweeps used."""
     tally_contacts(sel, ci, cj, per_body, 1.0)
-    dim = bodies.a.shape[1]
+    dim = v.shape[1]
     rolls = False
     spins = False
     for c in sel:
         rolls = rolls or fw.coef[c, MU_R] != 0.0
         spins = spins or fw.coef[c, MU_SP] != 0.0
     rows = (dim - 1.0) + ((dim - 1.0) if rolls else 0.0) + (1.0 if spins and dim == 3 else 0.0)
+    for c in sel:
+        bound = _block_bound(c, ci, cj, bodies, per_body, rows)
+        if alone(c, ci, cj, bodies.inv_mass, per_body):
+            _own_bounds(c, ci, cj, bodies, fw)
+            if fw.coef[c, MU_R] != 0.0 or (dim == 3 and fw.coef[c, MU_SP] != 0.0):
+                fw.joint[c, 15] = fw.joint[c, 16] = bound
+        else:
+            fw.joint[c, 14] = fw.joint[c, 15] = fw.joint[c, 16] = bound
+    tally_contacts(sel, ci, cj, per_body, -1.0)
+    sweeps, done = _gradient_sweeps(sel, ci, cj, cn, cw, bodies, v, w, fw, iterations, tol, True)
+    if not done:
+        more, _ = _gradient_sweeps(sel, ci, cj, cn, cw, bodies, v, w, fw, POLISH_SWEEPS, tol, False)
+        sweeps += more
+    return sweeps + _refine(sel, ci, cj, cn, cw, bodies, v, w, fw, POLISH_SWEEPS)
+
+
+@njit(cache=True, forceinline=True)
+def _change(c, fw, d, step):
+    """How much a change ``step`` of contact c's force d (of 7) moves the rates by its bound (`_bound`):
+    m/s^2 (m/s), a torque's over R_eff."""
+    r_eff = fw.coef[c, R_EFF]
+    scale = 1.0 if d < 4 else (1.0 / r_eff if r_eff > 0.0 else 0.0)
+    return abs(step) * _bound(c, fw, d) * scale
+
+
+@njit(cache=True, forceinline=False)
+def _gradient_sweeps(sel, ci, cj, cn, cw, bodies, v, w, fw, iterations, tol, momentum):
+    """`solve_joint`'s sweeps from the forces in ``cw[:, IMPULSE]``, ``fw.force``, ``fw.torque`` (its bounds
+    in ``fw.joint[:, 14:17]``): projected gradient steps, Nesterov's accelerated ones with adaptive restart
+    (as `carom.contact.solver.solve_accelerated`) with ``momentum``. Returns the sweeps used and whether
+    they reached ``tol``."""
     trial = fw.block[0]
     delta = fw.block[1]
     for c in sel:
-        fw.joint[c, 0] = cw[c, IMPULSE]
-        for d in range(3):
-            fw.joint[c, 1 + d] = fw.force[c, d]
-            fw.joint[c, 4 + d] = fw.torque[c, d]
-        fw.joint[c, 14] = _block_bound(c, ci, cj, bodies, per_body, rows)
-    tally_contacts(sel, ci, cj, per_body, -1.0)
+        _hold(c, cw, fw, 0)
     theta = 1.0
-    sweeps = iterations
     for sweep in range(iterations):
         worst = 0.0
         restart = 0.0
         for c in sel:
-            lip = fw.joint[c, 14]
-            if lip == 0.0:
+            if fw.joint[c, 14] == 0.0:  # (between fixed bodies: nothing moves)
                 for d in range(7):
                     fw.joint[c, 7 + d] = fw.joint[c, d]
                 continue
-            _trial(c, ci, cj, cn, cw, bodies, fw, lip, trial)
+            _trial(c, ci, cj, cn, cw, bodies, v, w, fw, trial)
             r_eff = fw.coef[c, R_EFF]
             scale = 1.0 / (r_eff * r_eff) if r_eff > 0.0 else 0.0
             for d in range(7):
                 fw.joint[c, 7 + d] = trial[d]
-                x = _force(c, cw, fw, d)
-                w = lip if d < 4 else lip * scale
                 step = trial[d] - fw.joint[c, d]
-                worst = max(worst, abs(step) * (lip if d < 4 else lip * math.sqrt(scale)))
-                restart -= w * step * (trial[d] - x)
+                worst = max(worst, _change(c, fw, d, step))
+                restart -= _bound(c, fw, d) * (1.0 if d < 4 else scale) * step * (trial[d] - _force(c, cw, fw, d))
         if worst <= tol:
-            sweeps = sweep + 1
             for c in sel:
                 for d in range(7):
-                    delta[d] = fw.joint[c, 7 + d] - fw.joint[c, d]
-                _take_trial(c, cw, fw)
-                _apply_forces(c, ci, cj, cn, bodies, delta)
-            break
-        beta, theta = nesterov_momentum(theta, restart > 0.0)
+                    delta[d] = fw.joint[c, 7 + d] - fw.joint[c, d]  # (the rates hold the extrapolated forces)
+                _take(c, cw, fw, 7)
+                _apply_forces(c, ci, cj, cn, bodies, v, w, delta)
+            return sweep + 1, True
+        beta, theta = nesterov_momentum(theta, restart > 0.0 or not momentum)
         for c in sel:
             for d in range(7):
                 x = _force(c, cw, fw, d)
                 y = fw.joint[c, 7 + d] + beta * (fw.joint[c, 7 + d] - x)
                 delta[d] = y - fw.joint[c, d]
                 fw.joint[c, d] = y
-            _take_trial(c, cw, fw)
-            _apply_forces(c, ci, cj, cn, bodies, delta)
-    else:
-        for c in sel:  # the rates of the last iterate
+            _take(c, cw, fw, 7)
+            _apply_forces(c, ci, cj, cn, bodies, v, w, delta)
+    for c in sel:  # the rates of the last iterate
+        for d in range(7):
+            delta[d] = _force(c, cw, fw, d) - fw.joint[c, d]
+        _apply_forces(c, ci, cj, cn, bodies, v, w, delta)
+    return iterations, False
+
+
+@njit(cache=True, forceinline=False)
+def _refine(sel, ci, cj, cn, cw, bodies, v, w, fw, iterations):
+    """End `solve_joint` with at most ``iterations`` steps in which every contact steps at once, from the
+    same rates, by the inverses of its diagonal entries (`_own_bounds`), while each step shrinks the
+    largest change of a rate that the next would make; a step that does not is taken back. Such a step
+    solves exactly each contact whose neighbours' forces do not move it (two balls sliding side by side
+    on a floor: the contact between them carries nothing), which the bounded steps of the gradient only
+    approach; where contacts push on each other it overshoots, and the first step is taken back. Returns
+    the sweeps used."""
+    trial = fw.block[0]
+    delta = fw.block[1]
+    for c in sel:
+        _own_bounds(c, ci, cj, bodies, fw)
+        _hold(c, cw, fw, 0)
+    last = math.inf
+    for sweep in range(iterations + 1):
+        worst = 0.0
+        for c in sel:
+            if fw.joint[c, 14] == 0.0:
+                for d in range(7):
+                    fw.joint[c, 7 + d] = fw.joint[c, d]
+                continue
+            _trial(c, ci, cj, cn, cw, bodies, v, w, fw, trial)
             for d in range(7):
-                delta[d] = _force(c, cw, fw, d) - fw.joint[c, d]
-            _apply_forces(c, ci, cj, cn, bodies, delta)
-    return sweeps
+                fw.joint[c, 7 + d] = trial[d]
+                worst = max(worst, _change(c, fw, d, trial[d] - fw.joint[c, d]))
+        if worst >= last:  # the last step did not help: back to where it started
+            for c in sel:
+                _move(c, ci, cj, cn, cw, bodies, v, w, fw, 17, delta)
+            return sweep + 1
+        if worst == 0.0 or sweep == iterations:
+            return sweep + 1
+        last = worst
+        for c in sel:
+            _hold(c, cw, fw, 17)
+            _move(c, ci, cj, cn, cw, bodies, v, w, fw, 7, delta)
+            for d in range(7):
+                fw.joint[c, d] = fw.joint[c, 7 + d]
+    return iterations
+
+
+@njit(cache=True, forceinline=True)
+def _move(c, ci, cj, cn, cw, bodies, v, w, fw, first, delta):
+    """Contact c's forces become ``fw.joint[c, first:first + 7]``, and the rates follow."""
+    for d in range(7):
+        delta[d] = fw.joint[c, first + d] - _force(c, cw, fw, d)
+    _take(c, cw, fw, first)
+    _apply_forces(c, ci, cj, cn, bodies, v, w, delta)
+
+
+@njit(cache=True, forceinline=True)
+def _hold(c, cw, fw, first):
+    """Keep contact c's forces in ``fw.joint[c, first:first + 7]``."""
+    fw.joint[c, first] = cw[c, IMPULSE]
+    for d in range(3):
+        fw.joint[c, first + 1 + d] = fw.force[c, d]
+        fw.joint[c, first + 4 + d] = fw.torque[c, d]
 
 
 @njit(cache=True, forceinline=True)
@@ -406,12 +502,12 @@ def _force(c, cw, fw, d):
 
 
 @njit(cache=True, forceinline=True)
-def _take_trial(c, cw, fw):
-    """Contact c's forces become its trial forces (``fw.joint[c, 7:]``)."""
-    cw[c, IMPULSE] = fw.joint[c, 7]
+def _take(c, cw, fw, first):
+    """Contact c's forces become ``fw.joint[c, first:first + 7]``."""
+    cw[c, IMPULSE] = fw.joint[c, first]
     for d in range(3):
-        fw.force[c, d] = fw.joint[c, 8 + d]
-        fw.torque[c, d] = fw.joint[c, 11 + d]
+        fw.force[c, d] = fw.joint[c, first + 1 + d]
+        fw.torque[c, d] = fw.joint[c, first + 4 + d]
 
 
 @njit(cache=True, forceinline=True)
