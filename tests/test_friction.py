@@ -340,6 +340,40 @@ def test_rolling_resistance_slows_uniformly_and_stops_without_creeping_back(dim)
     assert np.all(w.velocities[0] == 0.0)
 
 
+@pytest.mark.parametrize("dim", [2, 3])
+def test_two_stacked_balls_turning_like_gears_slow_at_the_effective_radius(dim):
+    """Two equal balls (R = 0.1 m, 1 kg) stacked on a smooth floor, turning like meshed gears (w and -w about
+    a horizontal axis: their contact point does not slip); the upper one also spins about the vertical (3D).
+    Only the upper ball has rolling resistance and spinning friction (the "max" rule gives them to the pair;
+    the floor contact has none). The lower ball touches two things, so the pair is held with its cluster
+    (the joint solve). By symmetry the friction force is 0; the rolling torque mu_r N R_eff, with
+    R_eff = R/2 and N = m g, brings the rolling rate w_up - w_down down at 2 mu_r g R_eff / (k R^2), and the
+    spinning torque the relative spin at 2 mu_sp g R_eff / (k R^2). Measured after the stack has settled
+    (0.2 s, when the sink into the resting gap is over): 5e-8 relative, the held solve's normal force being
+    converged to force_tolerance (1e-8) of the acceleration scale; R instead of R_eff doubles both rates."""
+    radius, mu_r, mu_sp, w0, s0 = 0.1, 0.02, 0.05, 10.0, 8.0
+    k, r_eff = k_of(dim), radius / 2
+    w = floor_world(dim, 0.0, 0.0, friction_rule="max")
+    w.add_body(position=radius * up(dim), mass=1.0, radius=radius, restitution=0.5,
+               angular_velocity=(0, -w0, 0) if dim == 3 else -w0)  # fmt: skip
+    w.add_body(position=3 * radius * up(dim), mass=1.0, radius=radius, restitution=0.5, static_friction=0.5,
+               rolling_resistance=mu_r, spinning_friction=mu_sp,
+               angular_velocity=(0, w0, s0) if dim == 3 else w0)  # fmt: skip
+
+    def rates():  # (rolling rate, spinning rate) of the pair
+        spin = w.angular_velocities.reshape(2, -1)
+        return spin[1, dim - 2] - spin[0, dim - 2], spin[1, -1] - spin[0, -1]
+
+    w.run(until=0.2, dt=0.01)
+    before = rates()
+    w.run(until=0.5, dt=0.01)
+    after = rates()
+    assert (before[0] - after[0]) / 0.3 == pytest.approx(2 * mu_r * G * r_eff / (k * radius**2), rel=1e-6)
+    if dim == 3:
+        assert (before[1] - after[1]) / 0.3 == pytest.approx(2 * mu_sp * G * r_eff / (k * radius**2), rel=1e-6)
+    assert np.abs(w.velocities).max() <= 1e-9
+
+
 # ---------------------------------------------------------------- spinning friction (3D)
 @pytest.mark.parametrize("dt", [1e-3, 0.05, 0.3])
 def test_spinning_friction_stops_a_ball_spinning_in_place_at_the_exact_time(dt):
