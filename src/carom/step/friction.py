@@ -372,7 +372,7 @@ def solve_joint(sel, ci, cj, cn, cw, bodies, v, w, fw, per_body, iterations, tol
     if not done:
         more, _ = _gradient_sweeps(sel, ci, cj, cn, cw, bodies, v, w, fw, POLISH_SWEEPS, tol, False)
         sweeps += more
-    return sweeps + _refine(sel, ci, cj, cn, cw, bodies, v, w, fw, POLISH_SWEEPS)
+    return sweeps + _refine(sel, ci, cj, cn, cw, bodies, v, w, fw, per_body, POLISH_SWEEPS)
 
 
 @njit(cache=True, forceinline=True)
@@ -435,18 +435,57 @@ def _gradient_sweeps(sel, ci, cj, cn, cw, bodies, v, w, fw, iterations, tol, mom
 
 
 @njit(cache=True, forceinline=False)
-def _refine(sel, ci, cj, cn, cw, bodies, v, w, fw, iterations):
-    """End `solve_joint` with at most ``iterations`` steps in which every contact steps at once, from the
-    same rates, by the inverses of its diagonal entries (`_own_bounds`), while each step shrinks the
-    largest change of a rate that the next would make; a step that does not is taken back. Such a step
-    solves exactly each contact whose neighbours' forces do not move it (two balls sliding side by side
-    on a floor: the contact between them carries nothing), which the bounded steps of the gradient only
-    approach; where contacts push on each other it overshoots, and the first step is taken back. Returns
-    the sweeps used."""
+def _refine(sel, ci, cj, cn, cw, bodies, v, w, fw, per_body, iterations):
+    """End `solve_joint` with Jacobi steps: every contact steps at once, from the same rates, by the
+    inverses of its diagonal entries (`_own_bounds`); then (`_damp`) by those over the count of row groups
+    acting on its busiest body (`_groups`). Each pass takes at most ``iterations`` steps, while each step
+    shrinks the largest change of a rate that the next would make (`_jacobi`). The plain steps solve
+    exactly each contact whose neighbours' forces do not move it (two balls sliding side by side on a
+    floor: the contact between them carries nothing), which the bounded steps of the gradient only
+    approach; where contacts push on each other they overshoot. The damped steps lower the solve's energy
+    (by Cauchy-Schwarz the Delassus operator is at most its diagonal times that count) and converge
+    there (a ball between a floor and another). ``per_body`` as in `solve_joint`. Returns the steps used."""
+    for c in sel:
+        _own_bounds(c, ci, cj, bodies, fw)
+    steps = _jacobi(sel, ci, cj, cn, cw, bodies, v, w, fw, iterations)
+    if _damp(sel, ci, cj, bodies, fw, per_body, v.shape[1]):
+        steps += _jacobi(sel, ci, cj, cn, cw, bodies, v, w, fw, iterations)
+    return steps
+
+
+@njit(cache=True, forceinline=False)
+def _damp(sel, ci, cj, bodies, fw, per_body, dim):
+    """Multiply the step bounds of each contact (``fw.joint[:, 14:17]``) by the count of row groups
+    (`_groups`) acting on its busiest movable body. Returns whether any count is over 1."""
+    for c in sel:
+        g = _groups(c, fw, dim)
+        per_body[ci[c]] += g
+        if cj[c] >= 0:
+            per_body[cj[c]] += g
+    damped = False
+    for c in sel:
+        i, j = ci[c], cj[c]
+        busiest = max(per_body[i] if bodies.inv_mass[i] != 0.0 else 1.0,
+                      per_body[j] if j >= 0 and bodies.inv_mass[j] != 0.0 else 1.0)  # fmt: skip
+        damped = damped or busiest > 1.0
+        for d in range(14, 17):
+            fw.joint[c, d] *= busiest
+    for c in sel:
+        g = _groups(c, fw, dim)
+        per_body[ci[c]] -= g
+        if cj[c] >= 0:
+            per_body[cj[c]] -= g
+    return damped
+
+
+@njit(cache=True, forceinline=False)
+def _jacobi(sel, ci, cj, cn, cw, bodies, v, w, fw, iterations):
+    """At most ``iterations`` steps in which every contact steps at once, from the same rates, by the
+    inverses of its bounds (``fw.joint[:, 14:17]``), while each step shrinks the largest change of a rate
+    that the next would make; a step that does not is taken back. Returns the steps used."""
     trial = fw.block[0]
     delta = fw.block[1]
     for c in sel:
-        _own_bounds(c, ci, cj, bodies, fw)
         _hold(c, cw, fw, 0)
     last = math.inf
     for sweep in range(iterations + 1):
@@ -473,6 +512,13 @@ def _refine(sel, ci, cj, cn, cw, bodies, v, w, fw, iterations):
             for d in range(7):
                 fw.joint[c, d] = fw.joint[c, 7 + d]
     return iterations
+
+
+@njit(cache=True, forceinline=True)
+def _groups(c, fw, dim):
+    """Contact c's groups of rows each orthogonal within (in the bodies' inverse masses), that together
+    act on a body: normal and tangential (1), and the torque rows (1 more) where it rolls or spins."""
+    return 2.0 if fw.coef[c, MU_R] != 0.0 or (dim == 3 and fw.coef[c, MU_SP] != 0.0) else 1.0
 
 
 @njit(cache=True, forceinline=True)
