@@ -4,12 +4,13 @@ Two engines share one model (`carom.model.Model`): `World` steps time (forces, r
 and resolves every impact at the instant it happens; `EventWorld` jumps from collision to collision
 (hard spheres and disks). `Scene` reads and writes scene files, `record` writes a world's run to the
 trajectory file that ``carom run`` writes, and `load` reads it back (``load(path).world()`` goes on).
-`examples` holds the example scenes (``carom.Scene.load(carom.examples.path("pile"))``).
+`examples` holds the example scenes (``carom.Scene.load(carom.examples.path("pile"))``); `orbits` the
+two-body orbit utilities (Kepler's equation, the state on an orbit, the elements of a state).
 """
 
 __version__ = "0.1.0"  # (before the imports: `carom.io.runner` reads it)
 
-from . import examples
+from . import examples, orbits
 from .config import Config, G
 from .contact.law import resolve_impact
 from .errors import ContactError, ContactWarning, InelasticCollapseWarning
@@ -40,6 +41,7 @@ __all__ = [
     "World",
     "examples",
     "load",
+    "orbits",
     "record",
     "resolve_impact",
 ]
