@@ -300,14 +300,13 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
     nc, deepest, held, fused = _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_size, t0, T)
     n = bodies.x.shape[0]
     x, v, a_smooth, a = bodies.x, bodies.v, bodies.a_smooth, bodies.a
-    inv_mass, mass, radius, restitution = bodies.inv_mass, bodies.mass, bodies.radius, bodies.restitution
-    inv_inertia, active = bodies.inv_inertia, bodies.active
+    inv_mass, radius, restitution, active = bodies.inv_mass, bodies.radius, bodies.restitution, bodies.active
     start, nbrs, large, x_ref, margin = lists.start, lists.nbrs, lists.large, lists.x_ref, lists.margin
     wall_p, wall_n, wall_e = walls.point, walls.normal, walls.restitution
     rule, keys, values = materials.rule, materials.keys, materials.values
     tol, resting_gap, speed_tol, resting_speed = s.tol, s.resting_gap, s.speed_tol, s.resting_speed
     lcp_iterations, rest_tol_a, rest_stall_a = s.lcp_iterations, s.rest_tol_a, s.rest_stall_a
-    max_body_events, merge, log_enabled = s.max_body_events, s.merge, s.log_enabled
+    max_body_events, merge = s.max_body_events, s.merge
     tb, ev_time, ev_partner, ev_count, cnt = w.tb, w.ev_time, w.ev_partner, w.ev_count, w.cnt
     heap_t, heap_b, where, cluster, expanded, rested = w.heap_t, w.heap_b, w.where, w.cluster, w.expanded, w.rested
     ci, cj, ck, cn, cw, sel, nrm = w.ci, w.cj, w.ck, w.cn, w.cw, w.sel, w.nrm
@@ -364,17 +363,9 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
         if merge and 0 <= p < n:
             advance(i, t_now, x, v, a, tb)
             advance(p, t_now, x, v, a, tb)
-            if pair_gap(i, p, x, radius, tol, nrm) == 0.0:
-                u = 0.0
-                for d in range(dim):
-                    u += (v[i, d] - v[p, d]) * nrm[d]
-                mu = 0.0
-                if inv_mass[i] + inv_mass[p] > 0.0:
-                    mu = 1.0 / (inv_mass[i] + inv_mass[p])
-                if log_enabled:
-                    n_log = log_impact(log, n_log, t_now, i, p, nrm, 1.0, mu * max(u, 0.0), u, 0.0)
+            merged, n_log = merge_pair(bodies, s, log, n_log, t_now, i, p, nrm)
+            if merged:
                 impacts += 1
-                _merge(min(i, p), max(i, p), x, v, a_smooth, inv_mass, mass, radius, inv_inertia, active, dim)
                 status = REBUILD
                 break
 
@@ -794,6 +785,58 @@ def _carry_out(bodies, lists, carried, w, friction, fw, held):
         f_wall[:] = 0.0
         rest_wall[:] = False
     return n_carried, walls_held
+
+
+@njit(cache=True, forceinline=False)
+def merge_pair(bodies, settings, log, n_log, t_now, i, p, nrm):
+    """Merge mode: bodies i and p (both at ``t_now``) become one if they touch (`_merge`), the impact logged.
+    Returns (whether they merged, n_log)."""
+    x, v, inv_mass = bodies.x, bodies.v, bodies.inv_mass
+    if pair_gap(i, p, x, bodies.radius, settings.tol, nrm) != 0.0:
+        return False, n_log
+    u = 0.0
+    for d in range(x.shape[1]):
+        u += (v[i, d] - v[p, d]) * nrm[d]
+    mu = 0.0
+    if inv_mass[i] + inv_mass[p] > 0.0:
+        mu = 1.0 / (inv_mass[i] + inv_mass[p])
+    if settings.log_enabled:
+        n_log = log_impact(log, n_log, t_now, i, p, nrm, 1.0, mu * max(u, 0.0), u, 0.0)
+    _merge(min(i, p), max(i, p), x, v, bodies.a_smooth, inv_mass, bodies.mass, bodies.radius, bodies.inv_inertia,
+           bodies.active, x.shape[1])  # fmt: skip
+    return True, n_log
+
+
+@njit(cache=True, forceinline=False)
+def resolve_instant(bodies, lists, walls, materials, fr, settings, log, w, fw, i, p):
+    """The impact of bodies i and p (p = -1 - k: wall k), touching now, every body at this instant (time 0) and
+    no contact held: in merge mode two bodies merge; otherwise it is solved in rounds (`impact_rounds`) with
+    every contact it reaches. `carom.step.ias15`'s impacts. Returns (impacts, n_log, capped, crushed)."""
+    n = bodies.x.shape[0]
+    w.tb[:] = 0.0
+    w.rested[:] = False
+    if settings.merge and 0 <= p < n:
+        merged, n_log = merge_pair(bodies, settings, log, 0, 0.0, i, p, w.nrm)
+        return (1 if merged else 0), n_log, False, -1
+    wall_size = _wall_size(walls.point)
+    nc = np.int64(0)
+    n_cluster = np.int64(0)
+    for b in (i, p if (0 <= p < n and bodies.inv_mass[p] != 0.0) else -1):
+        if b < 0:
+            continue
+        nc = expand(
+            b, 0.0, bodies.x, bodies.v, bodies.a, w.tb, bodies.radius, bodies.inv_mass, bodies.active, lists.start,
+            lists.nbrs, w.rest_pair, w.f_pair, walls.point, walls.normal, wall_size, w.rest_wall, w.f_wall, False,
+            settings.tol, settings.merge, w.expanded, w.ci, w.cj, w.ck, w.cn, w.cw, nc, w.nrm,
+        )  # fmt: skip
+        w.cluster[n_cluster] = b
+        n_cluster += 1
+    nc, n_cluster, impacts, n_log, capped, crushed = impact_rounds(
+        bodies, lists, walls, materials, fr, settings, log, w, fw, wall_size, False, 0.0, 0.0, nc, n_cluster, 0
+    )
+    for q in range(n_cluster):
+        w.expanded[w.cluster[q]] = False
+    return impacts, n_log, capped, crushed
 
 
 @njit(cache=True, forceinline=False)
