@@ -22,7 +22,9 @@ RESTITUTION_RULES = ("min", "max", "mean", "product")
 #: How two friction coefficients combine: ``geometric`` is ``sqrt(mu_a mu_b)`` (as Box2D).
 FRICTION_RULES = ("geometric", "min", "max", "mean", "product")
 IMPACT_MODES = ("bounce", "merge")
-INTEGRATORS = ("leapfrog", "euler")
+INTEGRATORS = ("leapfrog", "euler", "ias15")
+#: IAS15's default tolerance (`World(integrator="ias15", epsilon=...)`; Rein & Spiegel 2015).
+IAS15_EPSILON = 1e-9
 
 
 @dataclass(frozen=True)

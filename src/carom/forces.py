@@ -9,6 +9,7 @@ drift integrates it exactly.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -17,7 +18,7 @@ from .config import G
 from .model import as_number, as_vector
 
 
-@njit(cache=True, forceinline=False)
+@njit(cache=True, forceinline=True)
 def _nbody_accel(position, mass, active, movable, G, eps2, out):
     """Direct-sum Newtonian gravity with Plummer softening; O(n^2). Sources: active bodies of finite mass."""
     n, dim = position.shape
@@ -148,7 +149,7 @@ def _projected_width(vertices, first, end, angle, ux, uy):
     return high - low
 
 
-@njit(cache=True, forceinline=False)
+@njit(cache=True, forceinline=True)
 def _drag_accel(position, velocity, inv_mass, radius, cd, active, planet, rho0, scale, angle, start, vertices, out):
     """Add the drag accelerations (m/s^2) of `Atmosphere` into ``out``: ``angle`` (n,) rad (2D; unused in
     3D), ``start`` and ``vertices`` the polygons' `PolygonTable` rows (none for a sphere or disk)."""
@@ -198,3 +199,86 @@ class Thrust(Force):
         return f"Thrust(body={self.body}, force={self.force!r})"
 
 
+
+
+# ---------------------------------------------------------------- the compiled force table
+class ForceTable(NamedTuple):
+    """The built-in forces of a world as arrays, for loops that run in compiled code (`table_accel`):
+    uniform gravity, every `NBodyGravity` (direct sum), `Atmosphere` and constant `Thrust`."""
+
+    gravity: np.ndarray  # (d,) m/s^2
+    nbody: np.ndarray  # (k, 2): G (m^3 kg^-1 s^-2), softening^2 (m^2)
+    drag: np.ndarray  # (k, 3): the atmosphere's body id, surface density (kg/m^3), scale height (m)
+    thrust_body: np.ndarray  # (k,) body ids
+    thrust: np.ndarray  # (k, d) N
+
+
+class ForceBodies(NamedTuple):
+    """The body arrays (rows [:n]) the built-in forces read, besides positions and velocities."""
+
+    mass: np.ndarray  # (n,) kg
+    inv_mass: np.ndarray  # (n,) 1/kg
+    radius: np.ndarray  # (n,) m
+    drag_coefficient: np.ndarray  # (n,)
+    active: np.ndarray  # (n,) bool
+    movable: np.ndarray  # (n,) bool: active with finite mass
+    angle: np.ndarray  # (n,) rad (2D polygons; `Atmosphere`)
+    outline_start: np.ndarray  # (n + 1,) `PolygonTable` rows
+    outline_vertices: np.ndarray  # (v, 2) m
+
+
+def force_table(world) -> ForceTable | None:
+    """The world's forces as a `ForceTable`, or None if one of them only runs in Python (a `Thrust` given as a
+    callable, a force of another class, or a subclass of a built-in one)."""
+    dim = world.dim
+    nbody, drag, thrust_body, thrust = [], [], [], []
+    for force in world.forces:
+        if type(force) is NBodyGravity:
+            nbody.append((force.G, force.softening**2))
+        elif type(force) is Atmosphere:
+            drag.append((force.body, force.surface_density, force.scale_height))
+        elif type(force) is Thrust and not callable(force.force):
+            thrust_body.append(force.body)
+            thrust.append(force.force)
+        else:
+            return None
+    return ForceTable(
+        np.array(world.gravity, dtype=float),
+        np.array(nbody, dtype=float).reshape(-1, 2),
+        np.array(drag, dtype=float).reshape(-1, 3),
+        np.array(thrust_body, dtype=np.int64),
+        np.array(thrust, dtype=float).reshape(-1, dim),
+    )
+
+
+def force_bodies(world) -> ForceBodies:
+    """The world's `ForceBodies` (views of its arrays, but ``movable``)."""
+    b, n = world.bodies, world.n_bodies
+    outlines = world.polygon_table()
+    return ForceBodies(b.mass[:n], b.inv_mass[:n], b.radius[:n], b.drag_coefficient[:n], b.active[:n],
+                       world._movable(), b.orientation[:n, 0], outlines.start, outlines.vertices)  # fmt: skip
+
+
+@njit(cache=True, forceinline=True)
+def table_accel(x, v, table, fb, out):
+    """The accelerations (m/s^2) of every body under the forces of ``table`` (`ForceTable`) at positions x (m)
+    and velocities v (m/s), into ``out``: what `World` gets from calling each force's `accelerate`."""
+    n, dim = x.shape
+    for i in range(n):
+        for d in range(dim):
+            out[i, d] = table.gravity[d]
+    for k in range(table.nbody.shape[0]):
+        _nbody_accel(x, fb.mass, fb.active, fb.movable, table.nbody[k, 0], table.nbody[k, 1], out)
+    for k in range(table.drag.shape[0]):
+        _drag_accel(x, v, fb.inv_mass, fb.radius, fb.drag_coefficient, fb.active, int(table.drag[k, 0]),
+                    table.drag[k, 1], table.drag[k, 2], fb.angle, fb.outline_start, fb.outline_vertices,
+                    out)  # fmt: skip
+    for k in range(len(table.thrust_body)):
+        b = table.thrust_body[k]
+        if fb.active[b]:
+            for d in range(dim):
+                out[b, d] += table.thrust[k, d] * fb.inv_mass[b]
+    for i in range(n):
+        if not fb.movable[i]:
+            for d in range(dim):
+                out[i, d] = 0.0

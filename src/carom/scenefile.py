@@ -68,6 +68,8 @@ class WorldTable(_Table):
     friction_rule: Literal[FRICTION_RULES] | UnsetType = UNSET
     impact_mode: Literal[IMPACT_MODES] | UnsetType = UNSET
     integrator: Literal[INTEGRATORS] | UnsetType = UNSET
+    #: IAS15's tolerance (`World(epsilon=...)`; integrator = "ias15" only).
+    epsilon: Positive | UnsetType = UNSET
     engine: Literal["step", "event"] = "step"
     #: s: the TC model of the event engine (`EventWorld(tc=...)`; engine = "event" only).
     tc: NonNegative | UnsetType = UNSET
@@ -430,7 +432,8 @@ class RunTable(_Table):
     #: Simulated time between frames written (s); default: the scene file's ``until / DEFAULT_FRAMES``
     #: (set by `parse_scene`, so that ``--until`` keeps the frame grid, and resumed runs match).
     output_interval: Positive
-    #: Time step (s); required for engine = "step", not allowed for engine = "event".
+    #: Time step (s); required for engine = "step" (but integrator = "ias15", which chooses its own steps: there it
+    #: is only the first trial step), not allowed for engine = "event".
     dt: Positive | None = None
     #: The world's time at the start (s): frames are at ``start + k * output_interval``.
     start: float = 0.0
@@ -488,8 +491,11 @@ class Scene(_Table):
 
     def __post_init__(self):
         step = self.world.engine == "step"
-        if step and self.run.dt is None:
-            raise ValueError('run.dt is required for world.engine = "step"')
+        adaptive = self.world.integrator == "ias15"
+        if step and self.run.dt is None and not adaptive:
+            raise ValueError('run.dt is required for world.engine = "step" (but with world.integrator = "ias15")')
+        if self.world.epsilon is not UNSET and not adaptive:
+            raise ValueError('world.epsilon needs world.integrator = "ias15"')
         if not step and self.run.dt is not None:
             raise ValueError('run.dt does not apply to world.engine = "event" (it has no time step)')
         if step and self.world.tc is not UNSET:
@@ -702,7 +708,7 @@ def build_world(scene: Scene, source: str = "<scene>"):
     ``[[bodies]]`` and ``[[polygons]]`` as `Scene.listed` orders them, then each ``[[generate]]`` table's
     bodies)."""
     w = scene.world
-    kwargs = w.given("gravity", "restitution_rule", "impact_mode", "integrator", "friction_rule")
+    kwargs = w.given("gravity", "restitution_rule", "impact_mode", "integrator", "epsilon", "friction_rule")
     where = "config"
     try:
         config = Config(**msgspec.structs.asdict(scene.config))
@@ -805,12 +811,12 @@ def scene_of(world, until, dt=None, every=None) -> Scene:
     until = as_number("until", until)
     if not until > t0:
         raise ValueError(f"until must be after the world's time {t0!r}, got {until!r}")
-    if step and dt is None:
+    if step and dt is None and world.integrator != "ias15":
         raise ValueError("dt (the time step, s) is required for the scene of a World")
     if not step and dt is not None:
         raise ValueError(f"dt does not apply to an EventWorld (it has no time step), got {dt!r}")
     run = {"start": t0, "until": until, "output_interval": (until - t0) / DEFAULT_FRAMES if every is None else every}
-    if step:
+    if step and dt is not None:
         run["dt"] = dt
     box = getattr(world, "_box", None)
     data = {
@@ -848,6 +854,8 @@ def _world_table(world, step: bool) -> dict:
              "restitution_rule": world.restitution_rule, "impact_mode": world.impact_mode}  # fmt: skip
     if step:
         table |= {"friction_rule": world.friction_rule, "integrator": world.integrator}
+        if world.epsilon is not None:
+            table["epsilon"] = world.epsilon
     else:
         table["tc"] = world.tc
     return table

@@ -17,6 +17,8 @@ One step of length dt (kick-drift-kick leapfrog, written as velocity Verlet):
 4. **kick** — forces at the new state ``a1``; ``v += (a1 - a0) dt / 2`` (leapfrog). For uniform gravity
    ``a1 = a0`` and the step is exact; for other forces the scheme is symplectic and second order.
    ``integrator="euler"`` skips this kick (first order: forces held at their start-of-step value).
+   ``integrator="ias15"`` replaces the whole step by an adaptive one of order 15 for spheres and disks, with
+   every impact found exactly inside it (`carom.step.ias15`; `run` then needs no ``dt``).
 5. **sleep** — islands of touching bodies that have rested on a support for ``Config.sleep_time`` fall
    asleep: left out of steps 2 and 3 until an awake body may reach them (`carom.step.sleep`).
 """
@@ -30,16 +32,16 @@ import warnings
 import numpy as np
 
 from . import broadphase
-from .config import DEFAULT, INTEGRATORS, Config
+from .config import DEFAULT, IAS15_EPSILON, INTEGRATORS, Config
 from .contact.friction import Friction, new_friction_work
 from .contact.log import new_log
 from .contact.projection import kinetic_energy, pay_for_lift, project
 from .errors import CRUSHED, REBUILD, STALLED, ContactError, ContactWarning, crushed_error
-from .forces import Force
-from .kinematics import motion_bounds
+from .forces import Force, force_bodies, force_table
+from .kinematics import motion_bounds, spin_all
 from .materials import RULE_CODES
 from .model import Model, as_number
-from .step import rigid, sleep
+from .step import ias15, rigid, sleep
 from .step.drift import (
     Bodies,
     Candidates,
@@ -54,6 +56,7 @@ from .step.drift import (
     drift,
     fits,
     new_work,
+    resolve_instant,
 )
 from .step.friction import clear_held
 from .step.resting import VELOCITY_SINK_FRACTION, stall_tolerance
@@ -91,6 +94,11 @@ def _boundary(origin: float, dt: float, k: int) -> float:
     return origin + k * dt
 
 
+#: The names `World.get_state` gives the fields of IAS15's memory (`carom.step.ias15.Radau`) it keeps.
+_ADAPTIVE_FIELDS = {"adaptive_clock": "clock", "adaptive_b": "b", "adaptive_e": "e", "adaptive_b_done": "b_done",
+                    "adaptive_e_done": "e_done", "adaptive_cx": "cx", "adaptive_cv": "cv"}  # fmt: skip
+
+
 def _rows_in(rows: np.ndarray, others: np.ndarray) -> np.ndarray:
     """(len(rows),) bool: whether each row of ``rows`` is also a row of ``others`` (the same bits)."""
     if len(others) == 0:
@@ -119,6 +127,7 @@ class World(Model):
         friction_rule: str = "geometric",
         impact_mode: str = "bounce",
         integrator: str = "leapfrog",
+        epsilon: float | None = None,
         config: Config = DEFAULT,
     ):
         super().__init__(dim, gravity, restitution_rule=restitution_rule, friction_rule=friction_rule,
@@ -126,6 +135,15 @@ class World(Model):
         if integrator not in INTEGRATORS:
             raise ValueError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
         self.integrator = integrator
+        if epsilon is not None and integrator != "ias15":
+            raise ValueError(f'epsilon applies to integrator="ias15" only, got epsilon={epsilon!r} with {integrator!r}')
+        #: IAS15's tolerance (the error of a step relative to its accelerations); None for the other integrators.
+        self.epsilon = None
+        if integrator == "ias15":
+            self.epsilon = as_number("epsilon", IAS15_EPSILON if epsilon is None else epsilon)
+        if self.epsilon is not None and not 0.0 < self.epsilon < 1.0:
+            raise ValueError(f"epsilon must be in (0, 1), got {epsilon!r}")
+        self._radau: ias15.Radau | None = None  # IAS15's memory between steps (`_adaptive_radau`)
         self.forces: list[Force] = []
         self._a0: np.ndarray | None = None
         #: Resting-contact forces (N) at the end of the last step, the next step's warm start: pairs by key
@@ -174,6 +192,7 @@ class World(Model):
 
     def _bodies_changed(self) -> None:
         self._a0 = None
+        self._radau = None
         self._friction = None
         self._pair_force = (np.zeros(0, dtype=np.int64), np.zeros(0))
         self._held_friction = np.zeros((0, 6))
@@ -335,13 +354,16 @@ class World(Model):
         """Advance by exactly ``dt`` seconds (at least ``|time| / MAX_STEPS``): the next step of the world's
         step grid when it is at a boundary of one with steps of ``dt`` (n calls give the bits of ``run(time +
         n dt, dt)``), else the first of a grid from the current time."""
+        if self.integrator == "ias15":  # (adaptive: as many of its own steps as it takes)
+            self.run(self.time + check_dt(dt, self.time, self.time))
+            return
         dt = check_dt(dt, self.time, self.time)
         origin, k, on = self._grid_for(dt)
         if not on:
             origin, k = self.time, 0
         self._grid_step(origin, dt, k, _boundary(origin, dt, k), _boundary(origin, dt, k + 1))
 
-    def run(self, until: float, dt: float, *, max_steps: int | None = None, exact: bool = True) -> None:
+    def run(self, until: float, dt: float | None = None, *, max_steps: int | None = None, exact: bool = True) -> None:
         """Advance to exactly ``until`` (s) in steps of ``dt`` (s, at least ``max(|time|, |until|) /
         MAX_STEPS``) on the world's step grid ``t0 + k dt`` (`step_grid`), whose boundaries are computed from
         the step count, never accumulated. Where a run stops on the grid (within ``GRID_TOLERANCE dt``) thus
@@ -351,13 +373,22 @@ class World(Model):
         physics, not the same bits). ``exact=False``: never shorten a step, stop at the last boundary at or
         before ``until`` (the time may then be before it). ``max_steps``: stop after that many steps, on the
         grid (calling ``run`` again with the same ``until`` and ``dt`` continues it to the same bits), so a
-        caller can do other work, or stop, between pieces of a long run."""
+        caller can do other work, or stop, between pieces of a long run.
+
+        ``integrator="ias15"`` chooses its own steps: ``dt`` (optional) is only the first trial step. The run
+        ends exactly at ``until``, its last step shortened; ``exact=False`` stops instead after the last step
+        that ends at or before it (a recording's frames then look ahead with `peek`, and never change the run)."""
         until = as_number("until", until)
-        dt = check_dt(dt, self.time, until)
         if until < self.time:
             raise ValueError(f"until must be >= the current time {self.time!r}, got {until!r}")
         if max_steps is not None and not (isinstance(max_steps, int | np.integer) and max_steps >= 1):
             raise ValueError(f"max_steps must be an integer >= 1, got {max_steps!r}")
+        if self.integrator == "ias15":
+            self._run_adaptive(until, None if dt is None else check_dt(dt, self.time, until), max_steps, exact)
+            return
+        if dt is None:
+            raise ValueError(f'dt is needed for integrator="{self.integrator}" (only "ias15" chooses its own steps)')
+        dt = check_dt(dt, self.time, until)
         origin, k, on = self._grid_for(dt)
         tol = GRID_TOLERANCE * dt
         steps = 0
@@ -375,7 +406,7 @@ class World(Model):
         if on and abs(until - self.time) <= tol:
             self.time = until
 
-    def peek(self, until: float, dt: float) -> World:
+    def peek(self, until: float, dt: float | None = None) -> World:
         """A copy of this world run on to ``until`` (s) in steps of ``dt``, the bits `run` would give; this
         world is left as it is (the copy calls no ``on_impact`` callback; a ``Thrust`` callable is called
         with the copy). A recording's frame between two steps is such a look ahead, so that frames never
@@ -428,6 +459,155 @@ class World(Model):
         self.step_count += 1
         if end == boundary:
             self._grid = (origin, dt, k + 1)
+
+    # ----------------------------------------------------------------- IAS15 (`carom.step.ias15`)
+    def _run_adaptive(self, until: float, dt: float | None, max_steps: int | None, exact: bool) -> None:
+        """`run` with ``integrator="ias15"``: adaptive steps to ``until``, each impact at its instant."""
+        if self.has_polygons:
+            raise ValueError('integrator="ias15" moves spheres and disks: a world with polygons needs "leapfrog"')
+        b, n = self.bodies, self.bodies.n
+        if n == 0 or until == self.time:
+            self.time = until
+            return
+        radau = self._adaptive_radau(dt, until)
+        table = force_table(self)
+        left = math.inf if max_steps is None else max_steps
+        start = self.time
+        while left > 0:
+            x, v, active = b.position[:n], b.velocity[:n], b.active[:n]
+            contacts = ias15.new_contacts(b.radius[:n], b.inv_mass[:n], active, self.walls.point, self.walls.normal,
+                                      self.config.contact_tolerance, self._speed_tolerance())  # fmt: skip
+            budget = int(min(left, 2**62))
+            if table is not None:
+                status, t, steps, i, j = ias15.integrate(radau, table, force_bodies(self), contacts, x, v, self.time,
+                                                         until, exact, self.epsilon, budget)  # fmt: skip
+            else:
+                status, t, steps, i, j = ias15.integrate_python(radau, self._python_accel(x, v), contacts, active, x,
+                                                                v, self.time, until, exact, self.epsilon,
+                                                                budget)  # fmt: skip
+            self.time = t
+            self.step_count += steps
+            left -= steps
+            if status == ias15.CONTACT:
+                self._adaptive_impact(radau, i, j)
+            elif status == ias15.PRESSED:
+                raise ContactError(self._pressed_message(i, j))
+            elif status == ias15.STUCK:
+                raise ContactError(f"the IAS15 step fell to the round-off of the time at t={t:.17g} s: the forces "
+                                   "change faster than the clock can resolve (a singular encounter without softening)")
+            else:  # END, or PAUSED after max_steps
+                break
+        self._spin_freely(start)
+
+    def _adaptive_radau(self, dt: float | None, until: float) -> ias15.Radau:
+        """IAS15's memory, in step with the bodies: made afresh (and restarted) where the bodies were written or
+        changed since the last step; the first trial step ``dt``, or one estimated from the bodies."""
+        b, n = self.bodies, self.bodies.n
+        x, v = b.position[:n], b.velocity[:n]
+        radau = self._radau
+        if radau is None or radau.x0.shape != x.shape:
+            radau = self._radau = ias15.new_radau(n, self.dim)
+        if not (np.array_equal(radau.x0, x) and np.array_equal(radau.v0, v)):
+            radau.x0[...] = x
+            radau.v0[...] = v
+            ias15.restart(radau)
+            radau.clock[ias15.NEXT_STEP] = 0.0
+        if radau.clock[ias15.NEXT_STEP] == 0.0:
+            radau.clock[ias15.NEXT_STEP] = dt if dt is not None else self._first_trial_step(until)
+        return radau
+
+    def _first_trial_step(self, until: float) -> float:
+        """A first trial step (s): a tenth of the shortest time a body takes to cover its radius, from its speed
+        or from its acceleration (the step then adapts, by up to 4x a step); the whole run if nothing moves."""
+        b, n = self.bodies, self.bodies.n
+        live = self._movable()
+        radius = b.radius[:n][live]
+        speed = np.linalg.norm(b.velocity[:n][live], axis=1)
+        accel = np.linalg.norm(self._smooth_accel(self.time)[live], axis=1)
+        with np.errstate(divide="ignore"):
+            times = np.concatenate([radius / speed, np.sqrt(radius / accel)])
+        return float(min(0.1 * np.min(times, initial=np.inf), until - self.time))
+
+    def _speed_tolerance(self) -> float:
+        """Approach speeds (m/s) up to this count as zero: ``Config.speed_tolerance`` of the largest speed."""
+        b, n = self.bodies, self.bodies.n
+        top = float(np.max(np.abs(b.velocity[:n]), initial=0.0))
+        return self.config.speed_tolerance * top
+
+    def _python_accel(self, x: np.ndarray, v: np.ndarray):
+        """The accelerations of every force, for `ias15.integrate_python`: ``accel(xs, vs, t, out)`` puts the
+        state (xs, vs) in the world's arrays (x, v) if it is not there, and evaluates the forces at time t."""
+
+        def accel(xs, vs, t, out):
+            if xs is not x:
+                x[...] = xs
+                v[...] = vs
+            out[...] = self._smooth_accel(t)
+
+        return accel
+
+    def _adaptive_impact(self, radau: ias15.Radau, i: int, j: int) -> None:
+        """The impact of i and j (j = -1 - k: wall k) found by IAS15, the bodies at its instant: solved with the
+        drift's impact law and rounds (`resolve_instant`), or merged; the integrator starts afresh from it."""
+        cfg, b, n = self.config, self.bodies, self.bodies.n
+        zeros = np.zeros((n, self.dim))
+        friction, alpha = self._friction_model()
+        bodies = Bodies(b.position[:n], b.velocity[:n], zeros, zeros.copy(), b.inv_mass[:n], b.mass[:n], b.radius[:n],
+                        b.restitution[:n], b.inv_inertia[:n], b.active[:n], b.angular_velocity[:n], alpha,
+                        b.orientation[:n])  # fmt: skip
+        start, nbrs, margin, large = broadphase.candidates(bodies.x, bodies.radius, bodies.active, np.zeros(n),
+                                                           cfg.sweep_safety)  # fmt: skip
+        lists = Candidates(start, nbrs, large, bodies.x.copy(), margin)
+        if not fits(self._work, n, self.dim, self.walls.n, len(nbrs)):
+            self._work = new_work(n, self.dim, self.walls.n, len(nbrs) + len(nbrs) // 4 + 64)
+        if friction.enabled and not self._fits_friction(self._work, n):
+            self._friction_work = new_friction_work(len(self._work.ci), n, self.walls.n, len(self._work.f_pair))
+        fwork = self._friction_work if friction.enabled else self._no_friction_work
+        speed = self._speed_tolerance()
+        settings = Settings(cfg.contact_tolerance, cfg.resting_gap, 0.0, speed, cfg.resting_speed, cfg.lcp_iterations,
+                            cfg.lcp_tolerance * speed / cfg.speed_tolerance, 0.0, 0.0, 0.0, cfg.max_rounds,
+                            cfg.max_body_events, self.impact_mode == "merge", bool(self._impact_callbacks))  # fmt: skip
+        walls = Walls(self.walls.point, self.walls.normal, self.walls.restitution)
+        materials = Materials(RULE_CODES[self.restitution_rule], *self.pair_restitution_arrays())
+        kept = [arr.copy() for arr in (bodies.x, bodies.v, bodies.w, b.mass[:n], b.inv_mass[:n], b.radius[:n],
+                                       b.inv_inertia[:n], b.active[:n])]  # fmt: skip
+        while True:
+            impacts, n_log, capped, crushed = resolve_instant(bodies, lists, walls, materials, friction, settings,
+                                                              self._log, self._work, fwork, i, j)  # fmt: skip
+            if n_log <= len(self._log.time):
+                break
+            for arr, old in zip((bodies.x, bodies.v, bodies.w, b.mass[:n], b.inv_mass[:n], b.radius[:n],
+                                 b.inv_inertia[:n], b.active[:n]), kept, strict=True):  # fmt: skip
+                arr[...] = old
+            self._log = new_log(2 * n_log, self.dim)
+        if crushed >= 0:
+            raise crushed_error(crushed, self.time, cfg.max_rounds, "at that instant")
+        if capped:
+            warnings.warn(f"contacts at one instant needed more than Config.max_rounds={cfg.max_rounds} rounds near "
+                          f"t={self.time:.9g} s; the rest were solved as one perfectly inelastic system",
+                          ContactWarning, stacklevel=4)  # fmt: skip
+        self.collision_count += int(impacts)
+        self.event_count += 1
+        if n_log:
+            shifted = self._log._asdict()
+            shifted["time"] = self._log.time[:n_log] + self.time
+            self._emit_impacts(shifted, int(n_log))
+        radau.x0[...] = bodies.x
+        radau.v0[...] = bodies.v
+        ias15.restart(radau)
+
+    def _pressed_message(self, i: int, j: int) -> str:
+        other = f"wall {-1 - j}" if j < 0 else f"body {j}"
+        return (f"body {i} rests against {other} at t={self.time:.17g} s (touching, not approaching, pressed "
+                f'together by the forces): integrator="ias15" solves impacts but holds no resting contact. Use '
+                f'integrator="leapfrog", or impact_mode="merge" for bodies that stay together.')
+
+    def _spin_freely(self, start: float) -> None:
+        """Turn every spinning body from ``start`` to now (no torque acts between IAS15's impacts)."""
+        b, n = self.bodies, self.bodies.n
+        w = b.angular_velocity[:n]
+        if np.any(w):
+            spin_all(self.time, w, np.zeros_like(w), b.orientation[:n], np.full(n, start), b.active[:n])
 
     def _smooth_accel(self, t: float) -> np.ndarray:
         """Acceleration (m/s^2) of every body from uniform gravity and all forces; 0 for fixed bodies."""
@@ -772,15 +952,25 @@ class World(Model):
             # (rows i, j, point in body i's frame x, y (m), normal and tangential force (N)): the warm start
             "held_bodies": self._held_bodies(),
             "held_contacts": rigid.held_rows(self._held_forces),
+            # integrator="ias15": its memory (the next trial step and the last accepted one, s; the predicted and
+            # last accepted acceleration polynomials; what the compensated sums lost), so that a run goes on
+            # with the same bits; empty before its first step
+            **self._adaptive_state(),
             **self.bodies.snapshot(),
         }
+
+    def _adaptive_state(self) -> dict:
+        radau = self._radau
+        in_step = radau is not None and radau.x0.shape == (self.n_bodies, self.dim)
+        return {key: getattr(radau, field).copy() if in_step else np.zeros(0)
+                for key, field in _ADAPTIVE_FIELDS.items()}  # fmt: skip
 
     def set_state(self, state: dict) -> None:
         """Restore a state from `get_state` (same scene: walls and forces are not part of it)."""
         scalars = ("time", "collision_count", "event_count", "step_count", "step_grid", "smooth_acceleration",
                    "pair_force_keys", "pair_force", "wall_force", "held_pair_friction", "held_wall_friction",
                    "sleep_island", "still_time", "sleep_pair_keys", "sleep_pair_force", "sleep_wall_force",
-                   "held_bodies", "held_contacts", "islands_made")  # fmt: skip
+                   "held_bodies", "held_contacts", "islands_made", *_ADAPTIVE_FIELDS)  # fmt: skip
         self.bodies.restore({k: np.asarray(v) for k, v in state.items() if k not in scalars})
         self._names = list(self.names)  # (kept: names are the scene's, not the state's)
         self.time = float(state["time"])
@@ -816,5 +1006,13 @@ class World(Model):
             self._sleep_walls = np.array(state["sleep_wall_force"], dtype=float)
         self._rested = np.array(state.get("held_bodies", np.zeros(n, dtype=bool)), dtype=bool).reshape(n)
         self._held_forces = rigid.held_memory(np.asarray(state.get("held_contacts", np.zeros((0, 6))), dtype=float))
+        self._radau = None
+        if np.size(state.get("adaptive_clock", ())) == ias15.CLOCK:
+            radau = ias15.new_radau(n, self.dim)
+            for key, field in _ADAPTIVE_FIELDS.items():
+                getattr(radau, field)[...] = np.asarray(state[key], dtype=float).reshape(getattr(radau, field).shape)
+            radau.x0[...] = self.positions
+            radau.v0[...] = self.velocities
+            self._radau = radau
         a0 = state.get("smooth_acceleration")
         self._a0 = None if a0 is None else np.array(a0, dtype=float).reshape(self.n_bodies, self.dim)

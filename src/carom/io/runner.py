@@ -194,7 +194,7 @@ class _Pieces:
     def _piece(self, t: float) -> bool:
         """One piece towards ``t``; whether it got there."""
         world = self.world
-        if self.dt is not None:
+        if self.dt is not None or getattr(world, "integrator", None) == "ias15":
             steps = world.step_count
             world.run(until=t, dt=self.dt, max_steps=self.size, exact=False)
             return world.step_count - steps < self.size

@@ -300,14 +300,13 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
     nc, deepest, held, fused = _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_size, t0, T)
     n = bodies.x.shape[0]
     x, v, a_smooth, a = bodies.x, bodies.v, bodies.a_smooth, bodies.a
-    inv_mass, mass, radius, restitution = bodies.inv_mass, bodies.mass, bodies.radius, bodies.restitution
-    inv_inertia, active = bodies.inv_inertia, bodies.active
+    inv_mass, radius, restitution, active = bodies.inv_mass, bodies.radius, bodies.restitution, bodies.active
     start, nbrs, large, x_ref, margin = lists.start, lists.nbrs, lists.large, lists.x_ref, lists.margin
     wall_p, wall_n, wall_e = walls.point, walls.normal, walls.restitution
     rule, keys, values = materials.rule, materials.keys, materials.values
     tol, resting_gap, speed_tol, resting_speed = s.tol, s.resting_gap, s.speed_tol, s.resting_speed
-    lcp_iterations, lcp_tol_v, rest_tol_a, rest_stall_a = s.lcp_iterations, s.lcp_tol_v, s.rest_tol_a, s.rest_stall_a
-    max_rounds, max_body_events, merge, log_enabled = s.max_rounds, s.max_body_events, s.merge, s.log_enabled
+    lcp_iterations, rest_tol_a, rest_stall_a = s.lcp_iterations, s.rest_tol_a, s.rest_stall_a
+    max_body_events, merge = s.max_body_events, s.merge
     tb, ev_time, ev_partner, ev_count, cnt = w.tb, w.ev_time, w.ev_partner, w.ev_count, w.cnt
     heap_t, heap_b, where, cluster, expanded, rested = w.heap_t, w.heap_b, w.where, w.cluster, w.expanded, w.rested
     ci, cj, ck, cn, cw, sel, nrm = w.ci, w.cj, w.ck, w.cn, w.cw, w.sel, w.nrm
@@ -364,17 +363,9 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
         if merge and 0 <= p < n:
             advance(i, t_now, x, v, a, tb)
             advance(p, t_now, x, v, a, tb)
-            if pair_gap(i, p, x, radius, tol, nrm) == 0.0:
-                u = 0.0
-                for d in range(dim):
-                    u += (v[i, d] - v[p, d]) * nrm[d]
-                mu = 0.0
-                if inv_mass[i] + inv_mass[p] > 0.0:
-                    mu = 1.0 / (inv_mass[i] + inv_mass[p])
-                if log_enabled:
-                    n_log = log_impact(log, n_log, t_now, i, p, nrm, 1.0, mu * max(u, 0.0), u, 0.0)
+            merged, n_log = merge_pair(bodies, s, log, n_log, t_now, i, p, nrm)
+            if merged:
                 impacts += 1
-                _merge(min(i, p), max(i, p), x, v, a_smooth, inv_mass, mass, radius, inv_inertia, active, dim)
                 status = REBUILD
                 break
 
@@ -393,80 +384,11 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
             )  # fmt: skip
             cluster[n_cluster] = b
             n_cluster += 1
-        rounds = 0
-        while True:
-            # A round: the touching contacts that approach, except resting ones approaching slower than the
-            # resting speed (their forces take care of them: an impulse must not run through a whole pile).
-            ns = 0
-            for c in range(nc):
-                u = approach_speed(c, ci, cj, cn, v)
-                if u > speed_tol and cw[c, GAP] == 0.0 and (
-                    cw[c, RESTING] == 0.0 or u > pair_resting_speed(ci[c], cj[c], a, a_smooth, rested, T, resting_speed)
-                ):
-                    sel[ns] = c
-                    ns += 1
-                    cw[c, APPROACH] = u
-            if ns == 0:
-                break
-            rounds += 1
-            if rounds > 2 * max_rounds:  # no velocities satisfy these contacts: a body is crushed
-                crushed = ci[sel[0]]
-                break
-            capped_now = rounds > max_rounds
-            capped = capped or capped_now
-            resting_only = True
-            for s in range(ns):
-                c = sel[s]
-                e = pair_restitution(ci[c], cj[c], restitution, wall_e, rule, keys, values)
-                if e < 1.0 and cw[c, APPROACH] <= pair_resting_speed(ci[c], cj[c], a, a_smooth, rested, T,
-                                                                     resting_speed):  # fmt: skip
-                    e = 0.0
-                cw[c, RESTITUTION] = e
-                cw[c, TARGET] = e * cw[c, APPROACH]
-                resting_only = resting_only and e == 0.0
-            if capped_now:  # the whole touching cluster, or each round would still reach one body further
-                nc, n_cluster = expand_cluster(
-                    t_now, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p, wall_n,
-                    wall_size, rest_wall, f_wall, held, tol, merge, expanded, ci, cj, ck, cn, cw, nc, nrm, cluster,
-                    n_cluster,
-                )  # fmt: skip
-            if resting_only or capped_now:
-                # Resting contact (or too many rounds): every touching contact that is not already resting
-                # at once, perfectly inelastic. Sequential rounds would shrink such approaches only
-                # geometrically.
-                ns = inelastic_selection(sel, ci, cj, cn, cw, v, a, a_smooth, rested, T, resting_speed, nc, capped_now)
-            if fr.enabled and impact_coefficients(sel[:ns], ci, cj, radius, fr, fw):
-                # every contact at once, from the same velocities: in any order the same
-                solve_accelerated(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], w.solver,
-                                  lcp_iterations, lcp_tol_v)  # fmt: skip
-                impact_friction(sel[:ns], ci, cj, cn, cw, t_now, bodies, fw, w.solver.per_body, lcp_iterations,
-                                lcp_tol_v)  # fmt: skip
-            else:
-                solve_contacts(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], lcp_iterations,
-                               lcp_tol_v)  # fmt: skip
-            for s in range(ns):
-                c = sel[s]
-                if cw[c, IMPULSE] <= 0.0:
-                    continue
-                e_pair = pair_restitution(ci[c], cj[c], restitution, wall_e, rule, keys, values)
-                v_rest = pair_resting_speed(ci[c], cj[c], a, a_smooth, rested, T, resting_speed)
-                if e_pair == 1.0 or cw[c, APPROACH] > v_rest:
-                    impacts += 1
-                    if log_enabled:
-                        n_log = log_impact(log, n_log, t_now, ci[c], cj[c], cn[c], 1.0, cw[c, IMPULSE], cw[c, APPROACH],
-                                           cw[c, RESTITUTION])  # fmt: skip
-                        if fr.enabled and n_log <= len(log.time):
-                            for d in range(dim):
-                                log.tangential[n_log - 1, d] = fw.force[c, d]
-                for b in (ci[c], cj[c]):
-                    if b >= 0 and inv_mass[b] != 0.0 and not expanded[b]:
-                        nc = expand(
-                            b, t_now, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p,
-                            wall_n, wall_size, rest_wall, f_wall, held, tol, merge, expanded, ci, cj, ck, cn, cw, nc,
-                            nrm,
-                        )  # fmt: skip
-                        cluster[n_cluster] = b
-                        n_cluster += 1
+        nc, n_cluster, new_impacts, n_log, capped_now, crushed = impact_rounds(
+            bodies, lists, walls, materials, fr, s, log, w, fw, wall_size, held, t_now, T, nc, n_cluster, n_log
+        )
+        impacts += new_impacts
+        capped = capped or capped_now
 
         # ---- the resting set and its forces around the bodies involved: the forces their contacts carried
         # are taken off both bodies and solved anew with both free (neighbours' other contacts as they are)
@@ -570,6 +492,110 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
     if fr.enabled:
         clear_held(fw)
     return Outcome(t_end, status, impacts, n_log, capped, events, n_carried, deepest, held, walls_held, stalled)
+
+
+# no reference counting (called on every event): it allocates nothing
+@njit(cache=True, forceinline=False, _nrt=False)
+def impact_rounds(
+    bodies, lists, walls, materials, fr, settings, log, w, fw, wall_size, held, t_now, T, nc, n_cluster, n_log
+):
+    """The impacts of one instant ``t_now`` (s; ``T`` the end of the step), solved together in rounds: each round
+    solves every touching contact of the ``nc`` gathered in ``w`` that approaches now (resting ones only faster
+    than their resting speed), perfectly inelastic below the resting speed, and gathers the contacts of every
+    body it pushed; past ``s.max_rounds`` rounds the whole touching cluster at once, inelastic. The drift's
+    event and `carom.step.ias15`'s impacts share it. Returns (nc, n_cluster: contacts and bodies gathered now,
+    impacts, n_log, capped, crushed: a body no velocities satisfy, else -1)."""
+    dim = bodies.x.shape[1]
+    x, v, a, a_smooth = bodies.x, bodies.v, bodies.a, bodies.a_smooth
+    inv_mass, radius, restitution, active = bodies.inv_mass, bodies.radius, bodies.restitution, bodies.active
+    start, nbrs = lists.start, lists.nbrs
+    wall_p, wall_n, wall_e = walls.point, walls.normal, walls.restitution
+    rule, keys, values = materials.rule, materials.keys, materials.values
+    tol, speed_tol, resting_speed, merge = settings.tol, settings.speed_tol, settings.resting_speed, settings.merge
+    lcp_iterations, lcp_tol_v = settings.lcp_iterations, settings.lcp_tol_v
+    max_rounds, log_enabled = settings.max_rounds, settings.log_enabled
+    tb, cluster, expanded, rested = w.tb, w.cluster, w.expanded, w.rested
+    ci, cj, ck, cn, cw, sel, nrm = w.ci, w.cj, w.ck, w.cn, w.cw, w.sel, w.nrm
+    f_pair, rest_pair, f_wall, rest_wall = w.f_pair, w.rest_pair, w.f_wall, w.rest_wall
+    impacts = 0
+    capped = False
+    crushed = -1
+    rounds = 0
+    while True:
+        # A round: the touching contacts that approach, except resting ones approaching slower than the
+        # resting speed (their forces take care of them: an impulse must not run through a whole pile).
+        ns = 0
+        for c in range(nc):
+            u = approach_speed(c, ci, cj, cn, v)
+            if u > speed_tol and cw[c, GAP] == 0.0 and (
+                cw[c, RESTING] == 0.0 or u > pair_resting_speed(ci[c], cj[c], a, a_smooth, rested, T, resting_speed)
+            ):
+                sel[ns] = c
+                ns += 1
+                cw[c, APPROACH] = u
+        if ns == 0:
+            break
+        rounds += 1
+        if rounds > 2 * max_rounds:  # no velocities satisfy these contacts: a body is crushed
+            crushed = ci[sel[0]]
+            break
+        capped_now = rounds > max_rounds
+        capped = capped or capped_now
+        resting_only = True
+        for s in range(ns):
+            c = sel[s]
+            e = pair_restitution(ci[c], cj[c], restitution, wall_e, rule, keys, values)
+            if e < 1.0 and cw[c, APPROACH] <= pair_resting_speed(ci[c], cj[c], a, a_smooth, rested, T,
+                                                                 resting_speed):  # fmt: skip
+                e = 0.0
+            cw[c, RESTITUTION] = e
+            cw[c, TARGET] = e * cw[c, APPROACH]
+            resting_only = resting_only and e == 0.0
+        if capped_now:  # the whole touching cluster, or each round would still reach one body further
+            nc, n_cluster = expand_cluster(
+                t_now, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p, wall_n,
+                wall_size, rest_wall, f_wall, held, tol, merge, expanded, ci, cj, ck, cn, cw, nc, nrm, cluster,
+                n_cluster,
+            )  # fmt: skip
+        if resting_only or capped_now:
+            # Resting contact (or too many rounds): every touching contact that is not already resting
+            # at once, perfectly inelastic. Sequential rounds would shrink such approaches only
+            # geometrically.
+            ns = inelastic_selection(sel, ci, cj, cn, cw, v, a, a_smooth, rested, T, resting_speed, nc, capped_now)
+        if fr.enabled and impact_coefficients(sel[:ns], ci, cj, radius, fr, fw):
+            # every contact at once, from the same velocities: in any order the same
+            solve_accelerated(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], w.solver,
+                              lcp_iterations, lcp_tol_v)  # fmt: skip
+            impact_friction(sel[:ns], ci, cj, cn, cw, t_now, bodies, fw, w.solver.per_body, lcp_iterations,
+                            lcp_tol_v)  # fmt: skip
+        else:
+            solve_contacts(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], lcp_iterations,
+                           lcp_tol_v)  # fmt: skip
+        for s in range(ns):
+            c = sel[s]
+            if cw[c, IMPULSE] <= 0.0:
+                continue
+            e_pair = pair_restitution(ci[c], cj[c], restitution, wall_e, rule, keys, values)
+            v_rest = pair_resting_speed(ci[c], cj[c], a, a_smooth, rested, T, resting_speed)
+            if e_pair == 1.0 or cw[c, APPROACH] > v_rest:
+                impacts += 1
+                if log_enabled:
+                    n_log = log_impact(log, n_log, t_now, ci[c], cj[c], cn[c], 1.0, cw[c, IMPULSE], cw[c, APPROACH],
+                                       cw[c, RESTITUTION])  # fmt: skip
+                    if fr.enabled and n_log <= len(log.time):
+                        for d in range(dim):
+                            log.tangential[n_log - 1, d] = fw.force[c, d]
+            for b in (ci[c], cj[c]):
+                if b >= 0 and inv_mass[b] != 0.0 and not expanded[b]:
+                    nc = expand(
+                        b, t_now, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p,
+                        wall_n, wall_size, rest_wall, f_wall, held, tol, merge, expanded, ci, cj, ck, cn, cw, nc,
+                        nrm,
+                    )  # fmt: skip
+                    cluster[n_cluster] = b
+                    n_cluster += 1
+
+    return nc, n_cluster, impacts, n_log, capped, crushed
 
 
 #: Friction regime events one body may have in a step (`carom.step.friction`): a ball needs one or two (slides,
@@ -759,6 +785,58 @@ def _carry_out(bodies, lists, carried, w, friction, fw, held):
         f_wall[:] = 0.0
         rest_wall[:] = False
     return n_carried, walls_held
+
+
+@njit(cache=True, forceinline=False)
+def merge_pair(bodies, settings, log, n_log, t_now, i, p, nrm):
+    """Merge mode: bodies i and p (both at ``t_now``) become one if they touch (`_merge`), the impact logged.
+    Returns (whether they merged, n_log)."""
+    x, v, inv_mass = bodies.x, bodies.v, bodies.inv_mass
+    if pair_gap(i, p, x, bodies.radius, settings.tol, nrm) != 0.0:
+        return False, n_log
+    u = 0.0
+    for d in range(x.shape[1]):
+        u += (v[i, d] - v[p, d]) * nrm[d]
+    mu = 0.0
+    if inv_mass[i] + inv_mass[p] > 0.0:
+        mu = 1.0 / (inv_mass[i] + inv_mass[p])
+    if settings.log_enabled:
+        n_log = log_impact(log, n_log, t_now, i, p, nrm, 1.0, mu * max(u, 0.0), u, 0.0)
+    _merge(min(i, p), max(i, p), x, v, bodies.a_smooth, inv_mass, bodies.mass, bodies.radius, bodies.inv_inertia,
+           bodies.active, x.shape[1])  # fmt: skip
+    return True, n_log
+
+
+@njit(cache=True, forceinline=False)
+def resolve_instant(bodies, lists, walls, materials, fr, settings, log, w, fw, i, p):
+    """The impact of bodies i and p (p = -1 - k: wall k), touching now, every body at this instant (time 0) and
+    no contact held: in merge mode two bodies merge; otherwise it is solved in rounds (`impact_rounds`) with
+    every contact it reaches. `carom.step.ias15`'s impacts. Returns (impacts, n_log, capped, crushed)."""
+    n = bodies.x.shape[0]
+    w.tb[:] = 0.0
+    w.rested[:] = False
+    if settings.merge and 0 <= p < n:
+        merged, n_log = merge_pair(bodies, settings, log, 0, 0.0, i, p, w.nrm)
+        return (1 if merged else 0), n_log, False, -1
+    wall_size = _wall_size(walls.point)
+    nc = np.int64(0)
+    n_cluster = np.int64(0)
+    for b in (i, p if (0 <= p < n and bodies.inv_mass[p] != 0.0) else -1):
+        if b < 0:
+            continue
+        nc = expand(
+            b, 0.0, bodies.x, bodies.v, bodies.a, w.tb, bodies.radius, bodies.inv_mass, bodies.active, lists.start,
+            lists.nbrs, w.rest_pair, w.f_pair, walls.point, walls.normal, wall_size, w.rest_wall, w.f_wall, False,
+            settings.tol, settings.merge, w.expanded, w.ci, w.cj, w.ck, w.cn, w.cw, nc, w.nrm,
+        )  # fmt: skip
+        w.cluster[n_cluster] = b
+        n_cluster += 1
+    nc, n_cluster, impacts, n_log, capped, crushed = impact_rounds(
+        bodies, lists, walls, materials, fr, settings, log, w, fw, wall_size, False, 0.0, 0.0, nc, n_cluster, 0
+    )
+    for q in range(n_cluster):
+        w.expanded[w.cluster[q]] = False
+    return impacts, n_log, capped, crushed
 
 
 @njit(cache=True, forceinline=False)
