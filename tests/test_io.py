@@ -140,6 +140,8 @@ def test_checkpoint_entries_follow_the_state(tmp_path):
         _write_state(group, {"time": 2.0, "x": np.arange(5.0), "new": np.ones(1, dtype=bool)})
         assert set(group) == {"time", "x", "new"}
         assert group["time"][()] == 2.0 and np.array_equal(group["x"][()], np.arange(5.0))
+        _write_state(group, {"time": 3.0, "x": np.ones((7, 4, 2)), "new": np.ones(1, dtype=bool)})  # (rank: 3)
+        assert group["x"].shape == (7, 4, 2)  # (IAS15's memory: empty before its first step, (7, n, d) after)
 
 
 def test_readable_with_plain_h5py_as_documented(reference, tmp_path):

@@ -36,6 +36,8 @@ GALLERY = (
     "earth_drop",
     "gas_box",
     "earth_moon_satellite",
+    "planetesimal_ring",
+    "satellite_decay",
     "heavy_target",
     "ramp_roll",
     "newtons_cradle",

@@ -451,11 +451,14 @@ def _check_format(f: h5py.File, path) -> None:
 
 def _write_state(group: h5py.Group, state: dict) -> None:
     """Store a `World.get_state()` dict in a group, one dataset per entry (resizable: entries may change
-    size, and the set of entries may change, between checkpoints)."""
+    size, even rank (IAS15's memory is empty before its first step), and the set of entries may change,
+    between checkpoints)."""
     for name in group.keys() - state.keys():
         del group[name]
     for name, value in state.items():
         value = np.asarray(value)
+        if name in group and group[name].ndim != value.ndim:
+            del group[name]
         if name not in group:
             group.create_dataset(name, data=value, maxshape=(None,) * value.ndim or None)
             continue
