@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+import carom
 from carom import Atmosphere, ContactError, Force, NBodyGravity, Thrust, World
 from carom.step import ias15
 
@@ -260,3 +261,62 @@ def test_gauss_radau_tables():
     # the nodes are the roots of the Radau polynomial P7 + P8 (shifted to [0, 1]), with 0 the eighth
     radau = np.polynomial.legendre.Legendre([0] * 7 + [1, 1])
     np.testing.assert_allclose(np.sort((radau.roots() + 1) / 2), ias15.NODES, atol=1e-14)
+
+
+ORBIT_SCENE = """
+[world]
+dim = 2
+integrator = "ias15"
+epsilon = 1e-10
+
+[run]
+until = 12.0
+output_interval = 0.5
+
+[[forces]]
+kind = "gravity"
+G = 1.0
+
+[[bodies]]
+position = [0.0, 0.0]
+mass = 1.0
+radius = 0.01
+
+[[bodies]]
+position = [1.0, 0.0]
+velocity = [0.0, 1.1]
+mass = 1e-3
+radius = 0.01
+"""
+
+
+def test_scene_file_runs_ias15_without_dt(tmp_path):
+    """A scene with integrator = "ias15" and no dt: recorded frame by frame, each frame has the bits of a run
+    to its time (frames look ahead on a copy, so they never change the run), and the scene round-trips."""
+    from carom.io import runner
+    from carom.scenefile import build_world, parse_scene
+
+    scene = parse_scene(ORBIT_SCENE)
+    path = tmp_path / "orbit.h5"
+    runner.start(scene, ORBIT_SCENE, "orbit.toml", path, progress=False)
+    straight = build_world(parse_scene(ORBIT_SCENE))
+    assert straight.epsilon == 1e-10
+    straight.run(until=12.0)
+    traj = carom.load(path)
+    assert traj.time[-1] == 12.0 and len(traj.time) == 25
+    np.testing.assert_array_equal(traj.position[-1], straight.positions)
+    middle = build_world(parse_scene(ORBIT_SCENE))
+    middle.run(until=6.0)  # a frame is the state a run to its time gives
+    np.testing.assert_array_equal(traj.position[12], middle.positions)
+    again = build_world(parse_scene(straight.to_scene(until=20.0).to_toml()))
+    assert again.integrator == "ias15" and again.epsilon == 1e-10
+
+
+def test_scene_epsilon_needs_ias15():
+    from carom.scenefile import parse_scene
+
+    with pytest.raises(ValueError, match="epsilon"):
+        parse_scene(ORBIT_SCENE.replace('integrator = "ias15"', 'integrator = "leapfrog"').replace(
+            "output_interval", "dt = 0.01\noutput_interval"))
+    with pytest.raises(ValueError, match="run.dt is required"):
+        parse_scene(ORBIT_SCENE.replace('integrator = "ias15"', 'integrator = "leapfrog"').replace("epsilon", "#"))

@@ -198,18 +198,20 @@ def _world_gas(dim: int) -> None:
 
 
 def _world_forces(dim: int) -> None:
-    """N-body gravity, drag in an atmosphere and thrust, with merging impacts and the Euler integrator."""
+    """N-body gravity, drag in an atmosphere and thrust, with merging impacts, the Euler integrator and IAS15
+    (its compiled loop, and the Python one for a callable thrust)."""
     from .forces import Atmosphere, NBodyGravity, Thrust
     from .world import World
 
-    for mode, integrator in (("bounce", "leapfrog"), ("merge", "euler")):
+    for mode, integrator in (("bounce", "leapfrog"), ("merge", "euler"), ("bounce", "ias15"), ("merge", "ias15")):
         w = World(dim=dim, impact_mode=mode, integrator=integrator)
         planet = w.add_body(position=np.zeros(dim), mass=1e3, radius=1.0, fixed=True)
         w.add_body(position=np.eye(dim)[0] * 1.5, velocity=np.eye(dim)[1] * 0.5, mass=1.0, radius=0.1)
         w.add_body(position=np.eye(dim)[0] * -1.5, velocity=np.eye(dim)[0] * 2.0, mass=1.0, radius=0.1)
         w.add_force(NBodyGravity(G=1e-3, softening=0.01))
         w.add_force(Atmosphere(body=planet, surface_density=1.0, scale_height=0.5))
-        w.add_force(Thrust(body=1, force=np.eye(dim)[1] * 0.1))
+        push = np.eye(dim)[1] * 0.1
+        w.add_force(Thrust(body=1, force=(lambda world, t: push) if mode == "merge" else push))
         w.run(until=1.0, dt=0.01)
         w.total_energy()
 
