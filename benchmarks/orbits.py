@@ -8,9 +8,10 @@ Scenes (each from the same initial conditions in both; G, units and bodies as li
   1e5 years;
 - the Earth, the Moon and a satellite around it over 30 days (the example scene ``earth_moon_satellite``, SI);
 - a grazing impact: two spheres of mass 1/2 (G = 1) on a relative orbit of a = 1, e = 0.98 from apoapsis,
-  whose radii make the closest approach 1e-6 R inside contact. Kepler's equation gives the instant they touch.
-  carom finds it inside a step (`carom.step.ias15`); REBOUND looks for overlaps at the end of each step
-  (``collision = "direct"``) or along the straight line between a step's ends (``"line"``), halting there.
+  whose radii make the closest approach 1e-6 R inside contact (``--graze``). Kepler's equation gives the
+  instant they touch. carom finds it inside a step (`carom.step.ias15`); REBOUND looks for overlaps at the
+  end of each step (``collision = "direct"``) or along the straight line between a step's ends (``"line"``),
+  halting there.
 
 For each: wall time of the whole run (first step included; carom's kernels are compiled first by a short
 warm-up run of the same scene, not timed), steps taken, relative energy error at the end, and the largest
@@ -20,9 +21,10 @@ and with the global one of Rein & Spiegel (2015), which carom uses. REBOUND (``p
 ``bench`` extra) is imported only here, and skipped with a message when missing.
 
 Prints a Markdown table and writes the rows as JSON (``--json``, default benchmarks/out/orbits.json).
-``--quick``: every scene a hundredth as long (or at least one orbit), a smoke run of a few seconds.
+``--quick``: every scene a hundredth as long (or at least one orbit), a smoke run of a few seconds;
+``--graze``: the grazing orbit's depth (a fraction of R; default 1e-6).
 
-    python benchmarks/orbits.py [--quick] [--json PATH]
+    python benchmarks/orbits.py [--quick] [--graze DEPTH] [--json PATH]
 """
 
 from __future__ import annotations
@@ -94,27 +96,27 @@ def earth_moon_satellite(days: float) -> Scene:
                  w.positions.copy(), w.velocities.copy(), days * DAY, 3.844e8)  # fmt: skip
 
 
-def grazing_impact() -> Scene:
+def grazing_impact(depth: float = GRAZE) -> Scene:
     """Two spheres of mass 1/2 and radius R (G = 1) on a relative orbit a = 1, e = 0.98 from apoapsis, R such
-    that the periapsis distance q = a (1 - e) is ``2 R - GRAZE R``. They touch where r = 2 R, before periapsis:
+    that the periapsis distance q = a (1 - e) is ``2 R - depth R``. They touch where r = 2 R, before periapsis:
     ``1 - cos E = (r - q) / (a e)``, at ``t = P/2 - (E - e sin E)`` (mean motion 1)."""
     from carom.orbits import kepler_state
 
     a, e = 1.0, 0.98
     q = a * (1 - e)
-    R = q / (2 - GRAZE)
+    R = q / (2 - depth)
     period = 2 * math.pi
     r, v = kepler_state(1.0, a, e, 0.0, periapsis_time=-period / 2)
     E = 2 * math.asin(math.sqrt((2 * R - q) / (2 * a * e)))
     touch = period / 2 - ((1 - e) * E + e * (E - math.sin(E)))
-    return Scene("grazing impact, e = 0.98, 1e-6 R deep", 1.0, np.full(2, 0.5), np.full(2, R),
+    return Scene(f"grazing impact, e = 0.98, {depth:g} R deep", 1.0, np.full(2, 0.5), np.full(2, R),
                  np.array([-r / 2, r / 2]), np.array([-v / 2, v / 2]), period, a, touch)  # fmt: skip
 
 
-def scenes(quick: bool) -> list[Scene]:
+def scenes(quick: bool, depth: float) -> list[Scene]:
     f = 0.01 if quick else 1.0
     return [kepler(0.9, max(100 * f, 1)), kepler(0.9, max(1000 * f, 1)), kepler(0.99, max(1000 * f, 1)),
-            outer_solar_system(1e5 * f), earth_moon_satellite(max(30 * f, 1.0)), grazing_impact()]  # fmt: skip
+            outer_solar_system(1e5 * f), earth_moon_satellite(max(30 * f, 1.0)), grazing_impact(depth)]  # fmt: skip
 
 
 def _row(scene: Scene, engine: str, wall: float, steps: int, energy: float, impact: float | None) -> dict:
@@ -210,6 +212,8 @@ def table(rows: list[dict]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="every scene a hundredth as long: a smoke run")
+    parser.add_argument("--graze", type=float, default=GRAZE, help="how deep (a fraction of R) the grazing orbit's "
+                        "closest approach is inside contact")  # fmt: skip
     parser.add_argument("--json", type=Path, default=Path(__file__).parent / "out" / "orbits.json",
                         help="where to write the rows")  # fmt: skip
     args = parser.parse_args()
@@ -220,9 +224,9 @@ def main() -> None:
     except ImportError:
         have_rebound = False
         print("rebound is not installed: carom alone (pip install '.[bench]' for the side-by-side)")
-    rows = [row for scene in scenes(args.quick) for row in measure(scene, have_rebound)]
+    rows = [row for scene in scenes(args.quick, args.graze) for row in measure(scene, have_rebound)]
     print(table(rows))
-    grazing = grazing_impact()
+    grazing = grazing_impact(args.graze)
     print(f"\nexact impact of the grazing orbit: t = {grazing.impact:.15f} (Kepler's equation)")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(rows, indent=1))
