@@ -165,9 +165,10 @@ def two_body_world(e: float, m1: float, m2: float, *, a: float = 1.0, G: float =
 #: The largest relative energy error allowed over 1000 orbits. A step of IAS15 errs by about one unit of
 #: round-off (2e-16) of the energy, at random, so after N steps the error is a walk of about 2e-16 sqrt(N):
 #: 1e-13 for e = 0.9 (236,000 steps), 1.4e-13 for e = 0.99 (387,000 steps, mostly near periapsis), which no
-#: double-precision integrator does better than (Brouwer's law). Measured: at most 2.5e-14 for e = 0.9 and
-#: 3.8e-13 for e = 0.99 (REBOUND 5.2.2's IAS15 on the same orbits: 3.4e-13 and 7.4e-13); the bounds are about
-#: 6 times the walk's measured spread (1.8e-14 and 1.7e-13).
+#: double-precision integrator does better than (Brouwer's law). Measured, the largest over the run: 7e-15
+#: and 2.5e-14 for e = 0.9, 1.5e-13 and 3.8e-13 for e = 0.99; REBOUND 5.2.2's IAS15 on the same orbits and
+#: samples: 2.9e-14 and 3.2e-14, 1.7e-13 and 2.4e-13 (1.8e-13 and 2.8e-13 with its default step criterion).
+#: The bounds are about 6 times the walk's measured spread (1.8e-14 and 1.7e-13).
 ENERGY_BOUND = {0.9: 1e-13, 0.99: 1e-12}
 
 
