@@ -318,5 +318,5 @@ def test_scene_epsilon_needs_ias15():
     with pytest.raises(ValueError, match="epsilon"):
         parse_scene(ORBIT_SCENE.replace('integrator = "ias15"', 'integrator = "leapfrog"').replace(
             "output_interval", "dt = 0.01\noutput_interval"))
-    with pytest.raises(ValueError, match="run.dt is required"):
+    with pytest.raises(ValueError, match=r"run\.dt is required"):
         parse_scene(ORBIT_SCENE.replace('integrator = "ias15"', 'integrator = "leapfrog"').replace("epsilon", "#"))

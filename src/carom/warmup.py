@@ -211,7 +211,7 @@ def _world_forces(dim: int) -> None:
         w.add_force(NBodyGravity(G=1e-3, softening=0.01))
         w.add_force(Atmosphere(body=planet, surface_density=1.0, scale_height=0.5))
         push = np.eye(dim)[1] * 0.1
-        w.add_force(Thrust(body=1, force=(lambda world, t: push) if mode == "merge" else push))
+        w.add_force(Thrust(body=1, force=(lambda world, t, push=push: push) if mode == "merge" else push))
         w.run(until=1.0, dt=0.01)
         w.total_energy()
 
