@@ -32,7 +32,7 @@ import warnings
 import numpy as np
 
 from . import broadphase
-from .config import DEFAULT, IAS15_EPSILON, INTEGRATORS, Config
+from .config import DEFAULT, IAS15_EPSILON, INTEGRATORS, ROUNDOFF, Config
 from .contact.friction import Friction, new_friction_work
 from .contact.log import new_log
 from .contact.projection import kinetic_energy, pay_for_lift, project
@@ -473,6 +473,7 @@ class World(Model):
         table = force_table(self)
         left = math.inf if max_steps is None else max_steps
         start = self.time
+        last_contact, stalled = math.nan, 0  # (contacts in a row at one instant)
         while left > 0:
             x, v, active = b.position[:n], b.velocity[:n], b.active[:n]
             contacts = ias15.new_contacts(b.radius[:n], b.inv_mass[:n], active, self.walls.point, self.walls.normal,
@@ -482,13 +483,20 @@ class World(Model):
                 status, t, steps, i, j = ias15.integrate(radau, table, force_bodies(self), contacts, x, v, self.time,
                                                          until, exact, self.epsilon, budget)  # fmt: skip
             else:
+                g = float(np.linalg.norm(self.gravity))
                 status, t, steps, i, j = ias15.integrate_python(radau, self._python_accel(x, v), contacts, active, x,
-                                                                v, self.time, until, exact, self.epsilon,
+                                                                v, self.time, until, exact, self.epsilon, g,
                                                                 budget)  # fmt: skip
             self.time = t
             self.step_count += steps
             left -= steps
             if status == ias15.CONTACT:
+                stalled = stalled + 1 if t == last_contact else 0
+                last_contact = t
+                if stalled > self.config.max_body_events:
+                    raise ContactError(f"IAS15 found body {i} touching {'wall ' + str(-1 - j) if j < 0 else j} "
+                                       f"more than Config.max_body_events={self.config.max_body_events} times at "
+                                       f"t={t:.17g} s without the time advancing")
                 self._adaptive_impact(radau, i, j)
             elif status == ias15.PRESSED:
                 raise ContactError(self._pressed_message(i, j))
@@ -555,7 +563,9 @@ class World(Model):
         bodies = Bodies(b.position[:n], b.velocity[:n], zeros, zeros.copy(), b.inv_mass[:n], b.mass[:n], b.radius[:n],
                         b.restitution[:n], b.inv_inertia[:n], b.active[:n], b.angular_velocity[:n], alpha,
                         b.orientation[:n])  # fmt: skip
-        start, nbrs, margin, large = broadphase.candidates(bodies.x, bodies.radius, bodies.active, np.zeros(n),
+        # (every pair within the touching rule's slack: the pair found may be a round-off short of contact)
+        slack = cfg.contact_tolerance * bodies.radius + ROUNDOFF * np.max(np.abs(bodies.x), axis=1)
+        start, nbrs, margin, large = broadphase.candidates(bodies.x, bodies.radius, bodies.active, slack,
                                                            cfg.sweep_safety)  # fmt: skip
         lists = Candidates(start, nbrs, large, bodies.x.copy(), margin)
         if not fits(self._work, n, self.dim, self.walls.n, len(nbrs)):

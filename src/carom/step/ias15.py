@@ -235,11 +235,12 @@ def largest(arr):
 
 
 @njit(cache=True, forceinline=False)
-def next_step(radau, h, a_last, epsilon):
+def next_step(radau, h, a_last, epsilon, floor):
     """After a converged step of h (s): the step (s) its error asks for (Rein & Spiegel 2015, global error
-    ``max |b6| / max |a|``, ``a`` at the last node), at most ``h / SAFETY``; and whether the step is accepted
-    (the new step is at least ``SAFETY h``)."""
-    scale = largest(a_last)
+    ``max |b6| / max |a|``, ``a`` at the last node, and ``max |a|`` at least ``floor``: the magnitude of uniform
+    gravity, which drag may cancel at terminal speed, leaving a net acceleration made of round-off), at most
+    ``h / SAFETY``; and whether the step is accepted (the new step is at least ``SAFETY h``)."""
+    scale = max(largest(a_last), floor)
     top = largest(radau.b[STAGES - 1])
     if not (math.isfinite(scale) and math.isfinite(top)):  # a step through a singularity: much shorter
         return SAFETY * SAFETY * h, False
@@ -692,7 +693,7 @@ def integrate(radau, table, fb, contacts, x, v, t, until, exact, epsilon, max_st
             return STUCK, t, steps, -1, -1
         table_accel(radau.x0, radau.v0, table, fb, radau.a0)
         _converge(radau, h, table, fb, x, v, a)
-        h_new, ok = next_step(radau, h, a, epsilon)
+        h_new, ok = next_step(radau, h, a, epsilon, math.sqrt(np.sum(table.gravity**2)))
         if not ok:
             reject(radau, h_new)
             continue
@@ -707,9 +708,9 @@ def integrate(radau, table, fb, contacts, x, v, t, until, exact, epsilon, max_st
     return END, t, steps, -1, -1
 
 
-def integrate_python(radau, accel, contacts, active, x, v, t, until, exact, epsilon, max_steps):
+def integrate_python(radau, accel, contacts, active, x, v, t, until, exact, epsilon, gravity, max_steps):
     """`integrate` for forces that run in Python: ``accel(x, v, t, out)`` fills the accelerations (m/s^2) at the
-    given state. The same kernels, in the same order."""
+    given state (``gravity``: the magnitude of uniform gravity, m/s^2). The same kernels, in the same order."""
     n, dim = x.shape
     a = np.empty((n, dim))
     steps = 0
@@ -735,7 +736,7 @@ def integrate_python(radau, accel, contacts, active, x, v, t, until, exact, epsi
             if error < CONVERGED or (it > 1 and error >= last):
                 break
             last = error
-        h_new, ok = next_step(radau, h, a, epsilon)
+        h_new, ok = next_step(radau, h, a, epsilon, gravity)
         if not ok:
             reject(radau, h_new)
             continue
