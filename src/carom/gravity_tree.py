@@ -5,12 +5,17 @@ them; the tree is the compressed octree (quadtree in 2D) of that order: each nod
 the grid hierarchy that holds a run of sorted bodies, so every internal node has at least two children and
 there are fewer than twice as many nodes as bodies. A node keeps its bodies' mass, centre of mass and
 second moment ``S = sum m s s^T`` (s: offsets from the centre of mass). Nodes are stored in depth-first
-order with a skip index (the node after its subtree), so a walk is a loop: a body takes a node's multipole
-when ``size < opening_angle * d`` (d: body to the node's centre of mass) and the body is outside the
-node's cell, and otherwise descends into it; leaves (at most `_LEAF` bodies, or bodies that share a grid
-cell of the finest level) it does not take as a whole are summed body by body. The multipole is the Taylor
-expansion of the softened potential ``-G m / sqrt(r^2 + eps^2)`` to second order about the centre of mass
-(the first order vanishes there):
+order with a skip index (the node after its subtree), so a walk is a loop. A body takes a node's multipole
+when ``size < opening_angle * d`` (size: the side of the node's cell; d: from the body to the node's centre
+of mass) and the body is outside the node's cell, and otherwise opens it; the leaves it opens (at most
+`_LEAF` bodies, or bodies that share a cell of the finest grid level) it sums body by body. Bodies walk in
+groups (Barnes 1990), the largest nodes of at most `_GROUP` bodies: a group takes a multipole only where
+its bodies' bounding box lies outside the cell and the box's nearest point is farther than
+``size / opening_angle`` from the centre of mass, that is where each of its bodies would, and then sums
+the multipoles and bodies of its one walk at each of its bodies (a loop the compiler vectorises).
+
+A multipole is the Taylor expansion of the softened potential ``-G m / sqrt(r^2 + eps^2)`` of the node's
+bodies to second order about their centre of mass (the first order vanishes there):
 
     phi(x) = -G [M / h + (3/2) u.S.u / h^3 - (1/2) tr(S) / h^3],   h^2 = |x - c|^2 + eps^2, u = (x - c) / h
 
@@ -308,8 +313,8 @@ def _walk(tree, groups, eps2, chunks, out):
             out[:, s:e] += acc
 
 
-def _tree(position, mass, sources, theta):
-    """The tree of the sources (`_Tree`)."""
+def _tree(position, mass, sources, theta, leaf):
+    """The tree of the sources (`_Tree`), leaves of at most ``leaf`` bodies."""
     dim = position.shape[1]
     ids = np.flatnonzero(sources)
     x = np.zeros((ids.size, 3))
@@ -321,7 +326,7 @@ def _tree(position, mass, sources, theta):
     order = np.argsort(keys, kind="stable")
     ids, x, keys = ids[order], x[order], keys[order]
     m = mass[ids]
-    node_i, box = _build(keys, dim, bits, lo, side, _LEAF)
+    node_i, box = _build(keys, dim, bits, lo, side, leaf)
     walk = np.empty((node_i.shape[0], 8))
     moments = np.empty((node_i.shape[0], 8))
     _moments(x, m, node_i, box, theta, walk, moments)
@@ -332,31 +337,33 @@ def _sources(mass, active):
     return active & np.isfinite(mass) & (mass > 0)
 
 
-def _field(tree, wanted, eps2):
-    """(4, n): acceleration / G and potential / G at the bodies (in tree order) of the groups that hold a
-    ``wanted`` body (zero elsewhere)."""
-    groups = _groups(tree.node_i, np.concatenate(([0], np.cumsum(wanted))), _GROUP)
+def _field(tree, wanted, eps2, group):
+    """(4, n): acceleration / G and potential / G at the bodies (in tree order) of the groups (of at most
+    ``group`` bodies) that hold a ``wanted`` body (zero elsewhere)."""
+    groups = _groups(tree.node_i, np.concatenate(([0], np.cumsum(wanted))), group)
     out = np.zeros((4, tree.mass.size))
     _walk(tree, groups, eps2, min(groups.size, 16 * get_num_threads()), out)
     return out
 
 
-def tree_accel(position, mass, active, movable, G, eps2, theta, out):
+def tree_accel(position, mass, active, movable, G, eps2, theta, out, *, leaf=_LEAF, group=_GROUP):
     """Add the tree's gravitational acceleration on every movable body into ``out`` (n, dim); the sources
-    are active bodies of finite, nonzero mass (movable bodies are among them)."""
+    are active bodies of finite, nonzero mass (movable bodies are among them). ``leaf``, ``group``: the
+    most bodies in a leaf and in a group (1 and 1: each body walks the tree alone)."""
     sources = _sources(mass, active)
     if not np.any(sources):
         return
-    tree = _tree(position, mass, sources, theta)
+    tree = _tree(position, mass, sources, theta, leaf)
     wanted = movable[tree.ids]
-    field = _field(tree, wanted, eps2)
+    field = _field(tree, wanted, eps2, group)
     out[tree.ids[wanted]] += G * field[: position.shape[1], wanted].T
 
 
-def tree_potential(position, mass, active, G, eps2, theta):
-    """Potential energy (J) of the sources by the tree: half the sum over them of ``m phi``."""
+def tree_potential(position, mass, active, G, eps2, theta, *, leaf=_LEAF, group=_GROUP):
+    """Potential energy (J) of the sources by the tree: half the sum over them of ``m phi`` (``leaf``,
+    ``group``: as for `tree_accel`)."""
     sources = _sources(mass, active)
     if not np.any(sources):
         return 0.0
-    tree = _tree(position, mass, sources, theta)
-    return 0.5 * G * float(tree.mass @ _field(tree, np.ones(tree.mass.size, bool), eps2)[3])
+    tree = _tree(position, mass, sources, theta, leaf)
+    return 0.5 * G * float(tree.mass @ _field(tree, np.ones(tree.mass.size, bool), eps2, group)[3])
