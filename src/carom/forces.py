@@ -109,8 +109,10 @@ class NBodyGravity(Force):
         return float(_nbody_potential(*args))
 
     def __repr__(self):
-        return (f"NBodyGravity(G={self.G!r}, softening={self.softening!r}, tree={self.tree!r}, "
-                f"opening_angle={self.opening_angle!r})")
+        return (
+            f"NBodyGravity(G={self.G!r}, softening={self.softening!r}, tree={self.tree!r}, "
+            f"opening_angle={self.opening_angle!r})"
+        )
 
 
 class Atmosphere(Force):
