@@ -276,8 +276,8 @@ def _add_multipoles(walk, moments, cells, pos, eps2, acc):
 
 @njit(cache=True, error_model="numpy")
 def _add_bodies(x, mass, s, e, pos, first, eps2, acc):
-    """Add the softened point masses of sorted bodies s..e-1 at the group's bodies ``pos`` (3, c), sorted
-    bodies first.., into ``acc`` (4, c), each body skipping itself."""
+    """Add the softened point masses of sorted bodies s..e-1 at the group's bodies ``pos`` (3, c), which are
+    sorted bodies ``first``, ``first + 1``, ..., into ``acc`` (4, c); a body skips itself."""
     for j in range(s, e):
         xj, yj, zj, mj = x[j, 0], x[j, 1], x[j, 2], mass[j]
         for b in range(pos.shape[1]):
