@@ -38,6 +38,7 @@ bench: $(BENCH)
 	$(PY) benchmarks/polygon_stacks.py
 	$(PY) benchmarks/billiards.py
 	$(PY) benchmarks/orbits.py
+	$(PY) benchmarks/tree_gravity.py
 
 clean:
 	rm -rf $(VENV) carom-demo .pytest_cache

@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from .config import G
+from .gravity_tree import tree_accel, tree_potential
 from .model import as_number, as_vector
 
 
@@ -75,24 +76,44 @@ def _body_id(field: str, body, world) -> int:
 
 class NBodyGravity(Force):
     """Newtonian gravity between all pairs, ``F = G Ma Mb / (r^2 + eps^2)`` along the line of centres,
-    potential ``-G Ma Mb / sqrt(r^2 + eps^2)``. Fixed bodies with a finite mass attract but do not move."""
+    potential ``-G Ma Mb / sqrt(r^2 + eps^2)``. Fixed bodies with a finite mass attract but do not move.
 
-    def __init__(self, G: float = G, softening: float = 0.0):
+    ``tree=True``: the Barnes–Hut tree (`carom.gravity_tree`), O(n log n), with monopole and quadrupole
+    cells opened unless ``size < opening_angle * distance``; ``opening_angle=0`` opens every cell (the
+    direct sum, in another order). ``tree=False``: the direct sum, O(n^2)."""
+
+    def __init__(self, G: float = G, softening: float = 0.0, *, tree: bool = False, opening_angle: float = 0.5):
         self.G = as_number("NBodyGravity G", G)
         self.softening = as_number("NBodyGravity softening", softening)
         if self.G < 0:
             raise ValueError(f"NBodyGravity G must be >= 0, got {G!r}")
         if self.softening < 0:
             raise ValueError(f"NBodyGravity softening must be >= 0, got {softening!r}")
+        if not isinstance(tree, bool | np.bool_):
+            raise ValueError(f"NBodyGravity tree must be True or False, got {tree!r}")
+        self.tree = bool(tree)
+        self.opening_angle = as_number("NBodyGravity opening_angle", opening_angle)
+        if self.opening_angle < 0:
+            raise ValueError(f"NBodyGravity opening_angle must be >= 0, got {opening_angle!r}")
 
     def accelerate(self, world, t, out):
-        _nbody_accel(world.positions, world.masses, world.active, world._movable(), self.G, self.softening**2, out)
+        args = (world.positions, world.masses, world.active, world._movable(), self.G, self.softening**2)
+        if self.tree:
+            tree_accel(*args, self.opening_angle, out)
+        else:
+            _nbody_accel(*args, out)
 
     def potential_energy(self, world):
-        return float(_nbody_potential(world.positions, world.masses, world.active, self.G, self.softening**2))
+        args = (world.positions, world.masses, world.active, self.G, self.softening**2)
+        if self.tree:
+            return tree_potential(*args, self.opening_angle)
+        return float(_nbody_potential(*args))
 
     def __repr__(self):
-        return f"NBodyGravity(G={self.G!r}, softening={self.softening!r})"
+        return (
+            f"NBodyGravity(G={self.G!r}, softening={self.softening!r}, tree={self.tree!r}, "
+            f"opening_angle={self.opening_angle!r})"
+        )
 
 
 class Atmosphere(Force):

@@ -400,9 +400,11 @@ class GravityForce(_Table, tag_field="kind", tag="gravity", kw_only=True):
 
     G: float | UnsetType = UNSET
     softening: float | UnsetType = UNSET
+    tree: bool | UnsetType = UNSET
+    opening_angle: float | UnsetType = UNSET
 
     def build(self, world, scene):
-        return NBodyGravity(**self.given("G", "softening"))
+        return NBodyGravity(**self.given("G", "softening", "tree", "opening_angle"))
 
 
 class AtmosphereForce(_Table, tag_field="kind", tag="atmosphere", kw_only=True):
@@ -969,7 +971,10 @@ def _wall_table(world, k: int) -> dict:
 def _force_table(force) -> dict:
     kind = type(force)
     if kind is NBodyGravity:
-        return {"kind": "gravity", "G": force.G, "softening": force.softening}
+        table = {"kind": "gravity", "G": force.G, "softening": force.softening}
+        if force.tree or force.opening_angle != 0.5:  # (scenes without a tree stay as they were)
+            table.update(tree=force.tree, opening_angle=force.opening_angle)
+        return table
     if kind is Atmosphere:
         return {"kind": "atmosphere", "body": force.body, "surface_density": force.surface_density,
                 "scale_height": force.scale_height}  # fmt: skip
