@@ -40,7 +40,8 @@ def quadratic_crossing(c0, c1, c2, lo, hi, descending):
 
 
 @njit(cache=True, forceinline=False)
-def _poly(c, t):
+def polynomial_value(c, t):
+    """The polynomial with coefficients ``c`` (lowest power first) at t (Horner)."""
     r = 0.0
     for k in range(len(c) - 1, -1, -1):
         r = r * t + c[k]
@@ -50,12 +51,12 @@ def _poly(c, t):
 @njit(cache=True, forceinline=False)
 def _bisect(c, a, b):
     """Root of polynomial c on [a, b], where it changes sign; to full double precision."""
-    fa = _poly(c, a)
+    fa = polynomial_value(c, a)
     for _ in range(200):
         m = 0.5 * (a + b)
         if m <= a or m >= b:
             break
-        fm = _poly(c, m)
+        fm = polynomial_value(c, m)
         if (fm > 0.0) == (fa > 0.0):
             a, fa = m, fm
         else:
@@ -111,10 +112,10 @@ def _critical_points(c, lo, hi):
     inner = np.sort(inner[:n_inner])
     count = 0
     a = lo
-    fa = _poly(d, a)
+    fa = polynomial_value(d, a)
     for k in range(n_inner + 1):
         b = inner[k] if k < n_inner else hi
-        fb = _poly(d, b)
+        fb = polynomial_value(d, b)
         if (fa > 0.0) != (fb > 0.0) and fb != 0.0:
             out[count] = _bisect(d, a, b)
             count += 1
@@ -127,10 +128,10 @@ def _polynomial_crossing(c, lo, hi, descending):
     """First time in [lo, hi] where polynomial c (degree <= 4) crosses zero downwards or upwards."""
     crit = _critical_points(c, lo, hi)
     a = lo
-    fa = _poly(c, a)
+    fa = polynomial_value(c, a)
     for k in range(len(crit) + 1):
         b = crit[k] if k < len(crit) else hi
-        fb = _poly(c, b)
+        fb = polynomial_value(c, b)
         if descending and fa > 0.0 >= fb:
             return _bisect(c, a, b)
         if not descending and fa < 0.0 <= fb:

@@ -52,6 +52,7 @@ from numba import njit
 
 from ..config import ROUNDOFF
 from ..forces import table_accel
+from ..narrowphase.roots import polynomial_value
 
 #: The Gauss–Radau nodes (fractions of the step) of IAS15, h_0 = 0 then the seven where forces are evaluated.
 NODES = np.array([
@@ -350,19 +351,11 @@ def _to_bernstein(power, out):
 
 
 @njit(cache=True, forceinline=False)
-def _horner(c, t):
-    total = 0.0
-    for k in range(len(c) - 1, -1, -1):
-        total = total * t + c[k]
-    return total
-
-
-@njit(cache=True, forceinline=False)
 def _pair_gap2(rel, reach2, t):
     """|d(t)|^2 - (R_i + R_j)^2 (m^2) from the power coefficients (d, 10) of d = x_j - x_i."""
     total = -reach2
     for d in range(rel.shape[0]):
-        total += _horner(rel[d], t) ** 2
+        total += polynomial_value(rel[d], t) ** 2
     return total
 
 
@@ -372,7 +365,7 @@ def _gap(kind, poly, reach2, t):
     the gap's own power coefficients, m)."""
     if kind == 0:
         return _pair_gap2(poly, reach2, t)
-    return _horner(poly[0], t)
+    return polynomial_value(poly[0], t)
 
 
 @njit(cache=True, forceinline=False)
