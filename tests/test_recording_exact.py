@@ -40,10 +40,15 @@ def test_frames_pieces_and_the_cli_leave_every_example_run_unchanged(name, tmp_p
     until = STEPS * dt if dt else EVENT_SPAN
     plain = carom.Scene.load(path)
     plain.run(until=until, dt=dt)
-    # a run in eight pieces, each ending within round-off of a multiple of dt (for the event engine, anywhere)
+    # a run in eight pieces, each ending within round-off of a multiple of dt (for the event engine, anywhere;
+    # for IAS15, whose steps are its own, each but the last ending at its last whole step: `run(exact=False)`)
     pieces = carom.Scene.load(path)
+    adaptive = getattr(pieces, "integrator", None) == "ias15"
     for j in range(1, 9):
-        pieces.run(until=until * j / 8, dt=dt)
+        if adaptive:
+            pieces.run(until=until * j / 8, exact=j == 8)
+        else:
+            pieces.run(until=until * j / 8, dt=dt)
     assert_same_bits(pieces, plain)
     # recorded at the scene's interval, and at one that puts every other frame between two steps
     for every in (scene.run.output_interval, 2.5 * dt if dt else until / 7):
