@@ -484,8 +484,8 @@ class World(Model):
                                                          until, exact, self.epsilon, budget)  # fmt: skip
             else:
                 g = float(np.linalg.norm(self.gravity))
-                status, t, steps, i, j = ias15.integrate_python(radau, self._python_accel(x, v), contacts, active, x,
-                                                                v, self.time, until, exact, self.epsilon, g,
+                status, t, steps, i, j = ias15.integrate_python(radau, self._python_accel(x, v), contacts, x, v,
+                                                                self.time, until, exact, self.epsilon, g,
                                                                 budget)  # fmt: skip
             self.time = t
             self.step_count += steps

@@ -619,6 +619,16 @@ def first_contact(radau, h, contacts):
 
 # ---------------------------------------------------------------- the loops
 @njit(cache=True, forceinline=False)
+def _converged(change, a, it, last):
+    """Whether the predictor–corrector may stop after iteration ``it`` whose last change of b6 was ``change``
+    (m/s^2), ``a`` the last node's accelerations, ``last`` the previous iteration's relative change; and this
+    one's relative change."""
+    scale = largest(a)
+    error = change / scale if scale > 0.0 else 0.0
+    return error < CONVERGED or (it > 1 and error >= last), error
+
+
+@njit(cache=True, forceinline=False)
 def _converge(radau, h, table, fb, x, v, a):
     """The predictor–corrector of one step of h (s), forces from a `ForceTable`; leaves the last node's
     accelerations in ``a``."""
@@ -630,29 +640,38 @@ def _converge(radau, h, table, fb, x, v, a):
             state_at(radau, NODES[k], h, fb.active, x, v)
             table_accel(x, v, table, fb, a)
             change = correct(radau, k, a)
-        scale = largest(a)
-        error = change / scale if scale > 0.0 else 0.0
-        if error < CONVERGED or (it > 1 and error >= last):
+        done, last = _converged(change, a, it, last)
+        if done:
             break
-        last = error
+
+
+#: `_close_step`'s outcomes besides `CONTACT` and `PRESSED`.
+_REJECTED, _ACCEPTED = -1, -2
 
 
 @njit(cache=True, forceinline=False)
-def _finish(radau, h, h_new, planned, ends, contacts, x, v):
-    """After a step of h (s) whose error asks for h_new: the first contact in it, or the step accepted.
-    Returns (fraction of the step done, i, j) with the contact (j = -1 - k for wall k) or -1, -1; a fraction
-    of -1 for a pressed contact."""
+def _close_step(radau, h, a, epsilon, gravity, planned, ends, contacts, x, v):
+    """After the predictor–corrector of a step of h (s) (``a`` the last node's accelerations): `_REJECTED` (to be
+    taken again, shorter), `PRESSED` (a resting contact i-j; the bodies back at the step's start), `CONTACT` (the
+    first contact i-j, j = -1 - k for wall k, at the fraction tau of the step; the bodies there, the integrator
+    restarted) or `_ACCEPTED` (the bodies at the step's end, the next step predicted). Returns (outcome, tau, i,
+    j)."""
+    h_new, ok = next_step(radau, h, a, epsilon, gravity)
+    if not ok:
+        reject(radau, h_new)
+        return _REJECTED, 0.0, -1, -1
     tau, i, j = first_contact(radau, h, contacts)
     if tau < 0.0:
-        return -1.0, i, j
+        state_at(radau, 0.0, h, contacts.active, x, v)
+        return PRESSED, 0.0, i, j
     if tau <= 1.0:
         commit(radau, tau, h, contacts.active, x, v)
         restart(radau)
         radau.clock[NEXT_STEP] = h_new
-        return tau, i, j
+        return CONTACT, tau, i, j
     commit(radau, 1.0, h, contacts.active, x, v)
     accept(radau, h, max(h_new, planned) if ends else h_new)
-    return 1.0, -1, -1
+    return _ACCEPTED, 1.0, -1, -1
 
 
 @njit(cache=True, forceinline=False)
@@ -675,6 +694,7 @@ def integrate(radau, table, fb, contacts, x, v, t, until, exact, epsilon, max_st
     start); `PAUSED` after max_steps; `STUCK` where the step falls to round-off of the time."""
     n, dim = x.shape
     a = np.empty((n, dim))
+    gravity = math.sqrt(np.sum(table.gravity**2))
     steps = 0
     while t < until:
         if steps >= max_steps:
@@ -686,22 +706,19 @@ def integrate(radau, table, fb, contacts, x, v, t, until, exact, epsilon, max_st
             return STUCK, t, steps, -1, -1
         table_accel(radau.x0, radau.v0, table, fb, radau.a0)
         _converge(radau, h, table, fb, x, v, a)
-        h_new, ok = next_step(radau, h, a, epsilon, math.sqrt(np.sum(table.gravity**2)))
-        if not ok:
-            reject(radau, h_new)
+        outcome, tau, i, j = _close_step(radau, h, a, epsilon, gravity, planned, ends, contacts, x, v)
+        if outcome == _REJECTED:
             continue
-        tau, i, j = _finish(radau, h, h_new, planned, ends, contacts, x, v)
-        if tau < 0.0:
-            state_at(radau, 0.0, h, fb.active, x, v)
+        if outcome == PRESSED:
             return PRESSED, t, steps, i, j
         steps += 1
-        if i >= 0:
+        if outcome == CONTACT:
             return CONTACT, t + tau * h, steps, i, j
         t = until if ends else t + h
     return END, t, steps, -1, -1
 
 
-def integrate_python(radau, accel, contacts, active, x, v, t, until, exact, epsilon, gravity, max_steps):
+def integrate_python(radau, accel, contacts, x, v, t, until, exact, epsilon, gravity, max_steps):
     """`integrate` for forces that run in Python: ``accel(x, v, t, out)`` fills the accelerations (m/s^2) at the
     given state (``gravity``: the magnitude of uniform gravity, m/s^2). The same kernels, in the same order."""
     n, dim = x.shape
@@ -721,24 +738,19 @@ def integrate_python(radau, accel, contacts, active, x, v, t, until, exact, epsi
         for it in range(ITERATIONS):
             change = 0.0
             for k in range(1, STAGES + 1):
-                state_at(radau, NODES[k], h, active, x, v)
+                state_at(radau, NODES[k], h, contacts.active, x, v)
                 accel(x, v, t + NODES[k] * h, a)
                 change = correct(radau, k, a)
-            scale = largest(a)
-            error = change / scale if scale > 0.0 else 0.0
-            if error < CONVERGED or (it > 1 and error >= last):
+            done, last = _converged(change, a, it, last)
+            if done:
                 break
-            last = error
-        h_new, ok = next_step(radau, h, a, epsilon, gravity)
-        if not ok:
-            reject(radau, h_new)
+        outcome, tau, i, j = _close_step(radau, h, a, epsilon, gravity, planned, ends, contacts, x, v)
+        if outcome == _REJECTED:
             continue
-        tau, i, j = _finish(radau, h, h_new, planned, ends, contacts, x, v)
-        if tau < 0.0:
-            state_at(radau, 0.0, h, active, x, v)
+        if outcome == PRESSED:
             return PRESSED, t, steps, i, j
         steps += 1
-        if i >= 0:
+        if outcome == CONTACT:
             return CONTACT, t + tau * h, steps, i, j
         t = until if ends else t + h
     return END, t, steps, -1, -1
