@@ -13,7 +13,17 @@ import pytest
 from numba import njit
 from numba.core import event
 
-from carom.warmup import COMPILE_CPU_SECONDS, SCENES, CompileNotice, engine_of, estimate, groups, warm_up_engines
+from carom.warmup import (
+    COMPILE_CPU_SECONDS,
+    FAMILIES,
+    FAMILY_CPU_SECONDS,
+    SCENES,
+    CompileNotice,
+    engine_of,
+    estimate,
+    groups,
+    warm_up_families,
+)
 
 CAROM = Path(sys.executable).with_name("carom")
 
@@ -163,9 +173,10 @@ def test_the_carom_command_says_it_compiles_when_stderr_is_not_a_terminal(tmp_pa
     assert result.stderr.startswith(_said("World"))
 
 
-def test_warmup_scenes_cover_both_engines():
+def test_warmup_scenes_cover_both_engines_in_kernel_families():
     engines = {label.split(":")[0] for label, _ in SCENES}
-    assert engines == set(COMPILE_CPU_SECONDS) == set(groups())
+    assert engines == set(COMPILE_CPU_SECONDS)
+    assert set(groups()) == set(FAMILIES) == set(FAMILY_CPU_SECONDS)
     assert sum(map(len, groups().values())) == 15  # 8 scenes in 3D and 2D, polygons in 2D only
 
 
@@ -174,31 +185,31 @@ def _pause(seconds: float) -> None:
     time.sleep(seconds)
 
 
-#: Two engines' worth of stand-in scenes: 0.2 s and 0.3 s, and 2.5 s (a compile the bar's clock goes past).
+#: Two families' worth of stand-in scenes: 0.2 s and 0.3 s, and 2.5 s (a compile the bar's clock goes past).
 PAUSES = {
-    "World": [("World: a", _pause, 0.2), ("World: b", _pause, 0.3)],
-    "EventWorld": [("EventWorld: c", _pause, 2.5)],
+    "friction": [("World: a", _pause, 0.2), ("World: b", _pause, 0.3)],
+    "events": [("EventWorld: c", _pause, 2.5)],
 }
 
 
-def test_warmup_off_a_terminal_says_what_it_compiles_then_a_line_per_scene_and_engine():
+def test_warmup_off_a_terminal_says_what_it_compiles_then_a_line_per_scene_and_family():
     stream = io.StringIO()  # not a terminal
-    wall = warm_up_engines(2, stream=stream, work=PAUSES)
+    wall = warm_up_families(2, stream=stream, work=PAUSES)
     lines = stream.getvalue().splitlines()
-    estimate_ = estimate([COMPILE_CPU_SECONDS["World"], COMPILE_CPU_SECONDS["EventWorld"]], 2)
-    assert lines[0] == (f"compiling carom's kernels: 3 small scenes of the World and EventWorld engines in 2 "
-                        f"processes: about {estimate_} the first time, a few seconds from the cache")  # fmt: skip
+    estimate_ = estimate([FAMILY_CPU_SECONDS["friction"], FAMILY_CPU_SECONDS["events"]], 2)
+    assert lines[0] == (f"compiling carom's kernels: 3 small scenes of 2 kernel families in 2 processes: about "
+                        f"{estimate_} the first time, a few seconds from the cache")  # fmt: skip
     done = {m[1]: int(m[2]) for m in (re.fullmatch(r"  (.*): done at (\d+) s", line) for line in lines) if m}
     assert done.keys() == {"World: a", "World: b", "EventWorld: c"} and done["EventWorld: c"] in (2, 3)
-    ready = [re.fullmatch(r"(\w+) kernels ready: (\d+) s \((\d+) s of CPU\)", line) for line in lines]
+    ready = [re.fullmatch(r"([\w ]+) kernels ready: (\d+) s \((\d+) s of CPU\)", line) for line in lines]
     ready = {m[1]: int(m[2]) for m in ready if m}
-    assert ready.keys() == {"World", "EventWorld"} and 2 <= ready["EventWorld"] <= wall + 0.5
+    assert ready.keys() == {"friction", "events"} and 2 <= ready["events"] <= wall + 0.5
     assert len(lines) == 1 + 3 + 2
 
 
 def test_warmup_on_a_terminal_shows_a_bar_whose_clock_ticks_during_a_long_scene():
     stream = io.StringIO()
-    warm_up_engines(2, show_progress=True, stream=stream, work=PAUSES)
+    warm_up_families(2, show_progress=True, stream=stream, work=PAUSES)
     drawn = stream.getvalue()
     clocks = {n: set(re.findall(rf"{n}/3 scenes \[(\d\d:\d\d)", drawn)) for n in range(4)}
     assert max(len(clocks[n]) for n in range(3)) >= 2  # redrawn as time passes, with no scene done
@@ -216,3 +227,33 @@ def test_carom_warmup_runs_every_scene_and_exits_0():
     assert lines[-1].startswith("carom's kernels are ready (")
     bad = subprocess.run([CAROM, "warmup", "--jobs", "0"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--jobs" in bad.stderr
+
+
+def test_a_frictionless_disk_world_compiles_no_friction_polygon_or_orbit_kernel(tmp_path):
+    """Compiles are lazy per feature: with friction off the drift gets None for it, and Numba prunes every
+    friction branch before typing. Run on a cold cache, so that every kernel the drift reaches is typed."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(textwrap.dedent("""
+        import importlib
+        from numba.core.registry import CPUDispatcher
+        from carom.canonical import gas
+
+        gas(20, 0.2, dim=2).run(until=0.05, dt=0.01)
+
+        def compiled(module):
+            module = importlib.import_module(module)
+            return sorted(name for name, f in vars(module).items() if isinstance(f, CPUDispatcher) and f.signatures
+                          and f.py_func.__module__ == module.__name__)  # (its own kernels, not those it imports)
+
+        print(compiled("carom.step.drift"))
+        for module in ("carom.step.friction", "carom.contact.friction", "carom.narrowphase.polygons",
+                       "carom.narrowphase.rotation", "carom.contact.rigid", "carom.step.rigid_kernels",
+                       "carom.step.ias15"):
+            print(module, compiled(module))
+    """))
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    result = subprocess.run([sys.executable, probe], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    drift, *others = result.stdout.splitlines()
+    assert "'drift'" in drift and "'impact_rounds'" in drift
+    assert all(line.endswith(" []") for line in others), others

@@ -47,7 +47,8 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from numba import njit
+
+from .jit import inlined, kernel
 
 #: Bodies whose swept radius exceeds this many times the median are "large" (paired with all).
 LARGE_FACTOR = 4.0
@@ -101,7 +102,7 @@ _workspace = _Workspace()
 
 
 # ---------------------------------------------------------------- binning
-@njit(cache=True, forceinline=False)
+@kernel
 def _extremes(values, mask):
     """Smallest and largest of ``values[mask]`` (inf, -inf if none) and how many there are."""
     lo = np.inf
@@ -115,7 +116,7 @@ def _extremes(values, mask):
     return lo, hi, count
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _bounding_box(position, small):
     """Lower and upper corner of the positions of the small bodies; False if one is not finite."""
     n, dim = position.shape
@@ -133,13 +134,13 @@ def _bounding_box(position, small):
     return lo, hi, finite
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _cell_coordinate(x, lo, inv_cell, top):
     # Monotone in x, so no coordinate exceeds that of the box corner; the clamp is only a guard.
     return min(np.int64(np.floor((x - lo) * inv_cell)), top)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _bucket_shift(n_keys):
     """log2 of the keys per coarse bucket: the fewest that make at most ``COARSE_BUCKETS`` buckets."""
     shift = 0
@@ -148,7 +149,7 @@ def _bucket_shift(n_keys):
     return shift
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _sort_by_key(key, n_keys, position, radius, small, staged, tag, first, packed, ids, row_key):
     """Two-level counting sort of the small bodies by ``key`` (stable: ids ascend within a key).
 
@@ -200,7 +201,7 @@ def _sort_by_key(key, n_keys, position, radius, small, staged, tag, first, packe
     first[n_keys] = coarse[n_coarse]
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _crowding(first, row_key):
     """Mean number of bodies in a body's cell (itself included)."""
     total = 0
@@ -209,7 +210,7 @@ def _crowding(first, row_key):
     return total / max(len(row_key), 1)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _keys_dense(position, small, lo, inv_cell, shape, stride, key):
     """Linear cell index of each small body in the padded grid (coordinates shifted by the padding)."""
     n, dim = position.shape
@@ -222,7 +223,7 @@ def _keys_dense(position, small, lo, inv_cell, shape, stride, key):
             key[i] = c
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _region(cell, bits):
     """First bucket of the region of 4^d buckets of the block of 4^d cells holding ``cell``."""
     h = np.uint64(0)
@@ -234,7 +235,7 @@ def _region(cell, bits):
     return np.int64(h >> np.uint64(64 - bits + 2 * len(cell))) << (2 * len(cell))
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _hash(cell, bits):
     """Bucket of a cell in a table of 2**bits. Locality-preserving: the cells of a block of 4^d share a
     region of 4^d consecutive buckets (the block's hash picks the region, the cell's place in the block
@@ -246,7 +247,7 @@ def _hash(cell, bits):
     return _region(cell, bits) | local
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _keys_hashed(position, small, lo, inv_cell, top, bits, cells, key):
     """Cell coordinates of each small body and their bucket in a table of 2**bits."""
     n, dim = position.shape
@@ -257,7 +258,7 @@ def _keys_hashed(position, small, lo, inv_cell, top, bits, cells, key):
             key[i] = _hash(cells[i], bits)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _half_shell(dim):
     """The offsets (dim,) of the half shell: cells whose first nonzero offset, slowest axis first, is +1.
     With the cell itself they cover every pair of neighbouring cells once."""
@@ -278,7 +279,7 @@ def _half_shell(dim):
 
 
 # ---------------------------------------------------------------- pairs
-@njit(cache=True, forceinline=False)
+@kernel
 def _close(packed, p, q, margin):
     # The same operations whichever body is p: (a - b)^2 == (b - a)^2 and R_p + R_q == R_q + R_p in
     # floating point, so the test is symmetric, and it is the definition evaluated as written.
@@ -289,7 +290,7 @@ def _close(packed, p, q, margin):
     return dist2 <= reach * reach
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _append_run(near, count, q0, q1):
     """Append rows q0:q1 to ``near[:count]``; returns the new count. The first RUN_SLOTS slots are written
     whatever the run's length (a fixed loop, no branch to mispredict on it; ``near`` has room)."""
@@ -300,7 +301,7 @@ def _append_run(near, count, q0, q1):
     return count + max(q1 - q0, 0)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _pairs_dense(first, packed, ids, row_key, centres, margin, pairs, near):
     """Candidate pairs among the small bodies of a dense grid, each once, as ``i << 32 | j``.
 
@@ -331,7 +332,7 @@ def _pairs_dense(first, packed, ids, row_key, centres, margin, pairs, near):
     return count
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _scan_rows(packed, ids, row_cell, p, q0, q1, probe, z_lo, margin, pairs, count):
     """Test body p against those of the rows q0:q1 that lie in the column ``probe`` (slow axes), from
     cell z_lo to the cell after p's along the fastest axis (a bucket may hold rows of other cells)."""
@@ -349,7 +350,7 @@ def _scan_rows(packed, ids, row_cell, p, q0, q1, probe, z_lo, margin, pairs, cou
     return count
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _pairs_hashed(first, packed, ids, row_cell, bits, margin, pairs):
     """As ``_pairs_dense``, for hashed cells. The runs along the fastest axis are the same; their cells
     are looked up bucket by bucket, consecutive buckets (cells of one block) read as one range of rows,
@@ -383,7 +384,7 @@ def _pairs_hashed(first, packed, ids, row_cell, bits, margin, pairs):
 
 
 # ---------------------------------------------------------------- lists
-@njit(cache=True, forceinline=False)
+@kernel
 def _assemble(active, large, pairs, count, entries, by_row):
     """CSR lists (start, neighbours) from ``count`` unordered small-body pairs and the large bodies.
 

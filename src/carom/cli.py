@@ -540,10 +540,10 @@ def warmup(jobs):
     Example:
       carom warmup
     """
-    from .warmup import announce_compiles, warm_up_engines
+    from .warmup import announce_compiles, warm_up_families
 
     announce_compiles(False)  # (it says so itself)
-    seconds = warm_up_engines(jobs)
+    seconds = warm_up_families(jobs)
     click.echo(f"carom's kernels are ready ({seconds:.0f} s)", err=True)
 
 

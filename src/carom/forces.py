@@ -12,14 +12,14 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from .config import G
 from .gravity_tree import tree_accel, tree_potential
+from .jit import inlined, kernel
 from .model import as_number, as_vector
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _nbody_accel(position, mass, active, movable, G, eps2, out):
     """Direct-sum Newtonian gravity with Plummer softening; O(n^2). Sources: active bodies of finite mass."""
     n, dim = position.shape
@@ -37,7 +37,7 @@ def _nbody_accel(position, mass, active, movable, G, eps2, out):
                 out[i, d] += s * (position[j, d] - position[i, d])
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _nbody_potential(position, mass, active, G, eps2):
     n, dim = position.shape
     pe = 0.0
@@ -152,7 +152,7 @@ class Atmosphere(Force):
         return f"Atmosphere(body={self.body}, surface_density={self.surface_density}, scale_height={self.scale_height})"
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _projected_width(vertices, first, end, angle, ux, uy):
     """The extent (m) along the unit vector (ux, uy) (world frame) of the polygon of rows ``first:end`` of
     ``vertices`` (body frame) turned by ``angle`` (rad): max minus min of its vertices' projections. (A vertex
@@ -170,7 +170,7 @@ def _projected_width(vertices, first, end, angle, ux, uy):
     return high - low
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _drag_accel(position, velocity, inv_mass, radius, cd, active, planet, rho0, scale, angle, start, vertices, out):
     """Add the drag accelerations (m/s^2) of `Atmosphere` into ``out``: ``angle`` (n,) rad (2D; unused in
     3D), ``start`` and ``vertices`` the polygons' `PolygonTable` rows (none for a sphere or disk)."""
@@ -280,7 +280,7 @@ def force_bodies(world) -> ForceBodies:
                        world._movable(), b.orientation[:n, 0], outlines.start, outlines.vertices)  # fmt: skip
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def table_accel(x, v, table, fb, out):
     """The accelerations (m/s^2) of every body under the forces of ``table`` (`ForceTable`) at positions x (m)
     and velocities v (m/s), into ``out``: what `World` gets from calling each force's `accelerate`."""

@@ -29,7 +29,9 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import get_num_threads, njit, prange
+from numba import get_num_threads, prange
+
+from .jit import kernel
 
 #: bodies in a leaf at most (more only where they share a cell of the finest grid level)
 _LEAF = 16
@@ -47,7 +49,7 @@ _COM, _CENTRE, _HALF, _OPEN2 = 0, 3, 6, 7
 _MASS, _S, _TRACE = 0, 1, 7
 
 
-@njit(cache=True)
+@kernel
 def _morton_keys(x, lo, side, dim, bits):
     """(n,) int64: the bodies' cells on the 2^bits grid over the cube [lo, lo + side], bits interleaved (the
     first axis's bit first)."""
@@ -65,7 +67,7 @@ def _morton_keys(x, lo, side, dim, bits):
     return keys
 
 
-@njit(cache=True)
+@kernel
 def _common_level(a, b, dim, bits):
     """Number of leading grid levels (digits of ``dim`` bits) that keys a and b share."""
     diff = a ^ b
@@ -78,7 +80,7 @@ def _common_level(a, b, dim, bits):
     return bits - 1 - high // dim
 
 
-@njit(cache=True)
+@kernel
 def _cell_box(key, level, dim, bits, lo, side, box):
     """Centre and half-width of the level-``level`` cell holding ``key``, into ``box`` (4,)."""
     width = side / (1 << level)
@@ -90,7 +92,7 @@ def _cell_box(key, level, dim, bits, lo, side, box):
     box[3] = 0.5 * width
 
 
-@njit(cache=True)
+@kernel
 def _build(keys, dim, bits, lo, side, leaf):
     """The compressed tree over sorted ``keys`` with leaves of at most ``leaf`` bodies, nodes in depth-first
     order: ``(node_i, box)``, node_i (m, 3) int64 (first body, count, skip), box (m, 4) (the cell's centre
@@ -146,7 +148,7 @@ class _Tree(NamedTuple):
     moments: np.ndarray
 
 
-@njit(cache=True)
+@kernel
 def _moments(x, mass, node_i, box, theta, walk, moments):
     """Each node's mass, centre of mass and second moment S, its cell and opening distance."""
     for k in range(node_i.shape[0]):
@@ -175,7 +177,7 @@ def _moments(x, mass, node_i, box, theta, walk, moments):
         w[_OPEN2] = (2.0 * box[k, 3] / theta) ** 2 if theta > 0.0 else np.inf
 
 
-@njit(cache=True)
+@kernel
 def _groups(node_i, wanted_before, size):
     """The groups, in tree order: the largest nodes of at most ``size`` bodies (or leaves) that hold a
     wanted body (``wanted_before[j]``: wanted sorted bodies before j)."""
@@ -193,7 +195,7 @@ def _groups(node_i, wanted_before, size):
     return groups[:ng]
 
 
-@njit(cache=True)
+@kernel
 def _group_box(pos, box):
     """Centre and half-widths of the bounding box of the group's bodies ``pos`` (3, c), into ``box`` (6,)."""
     for d in range(3):
@@ -201,7 +203,7 @@ def _group_box(pos, box):
         box[d], box[3 + d] = 0.5 * (lo + hi), 0.5 * (hi - lo)
 
 
-@njit(cache=True)
+@kernel
 def _accepts(w, box):
     """Whether every body in the group box ``box`` takes the node with walk row ``w`` as a multipole: the
     box lies outside the node's cell, and its nearest point is farther than the opening distance from the
@@ -216,7 +218,7 @@ def _accepts(w, box):
     return apart and d2 > w[_OPEN2]
 
 
-@njit(cache=True)
+@kernel
 def _grown(a, used):
     """``a`` with twice the room, its first ``used`` entries kept."""
     b = np.empty(2 * a.size, a.dtype)
@@ -224,7 +226,7 @@ def _grown(a, used):
     return b
 
 
-@njit(cache=True)
+@kernel
 def _interactions(node_i, walk, box, cells, leaves):
     """The walk for one group of bodies in ``box``: the nodes it takes as multipoles and the leaves it sums
     body by body (its own among them). Returns (cells, number of cells, leaves, number of leaves); the
@@ -249,7 +251,7 @@ def _interactions(node_i, walk, box, cells, leaves):
     return cells, nc, leaves, nl
 
 
-@njit(cache=True, error_model="numpy")  # (no ZeroDivisionError check: the loop over bodies vectorises)
+@kernel(error_model="numpy")  # (no ZeroDivisionError check: the loop over bodies vectorises)
 def _add_multipoles(walk, moments, cells, pos, eps2, acc):
     """Add the multipoles of nodes ``cells`` at the group's bodies ``pos`` (3, c) into ``acc`` (4, c):
     acceleration / G and potential / G (the module docstring's expansion)."""
@@ -274,7 +276,7 @@ def _add_multipoles(walk, moments, cells, pos, eps2, acc):
             acc[3, b] -= (m + (1.5 * usu - 0.5 * trace) * inv2) * inv
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(error_model="numpy")
 def _add_bodies(x, mass, s, e, pos, first, eps2, acc):
     """Add the softened point masses of sorted bodies s..e-1 at the group's bodies ``pos`` (3, c), which are
     sorted bodies ``first``, ``first + 1``, ..., into ``acc`` (4, c); a body skips itself."""
@@ -292,7 +294,7 @@ def _add_bodies(x, mass, s, e, pos, first, eps2, acc):
             acc[3, b] -= w
 
 
-@njit(cache=True)
+@kernel
 def _walk(tree, groups, eps2, out):
     """Add acceleration / G and potential / G (into ``out`` (4, n), in tree order) at every body of the
     nodes ``groups`` from every other source: each group walks the tree once for all its bodies, taking a
@@ -315,7 +317,7 @@ def _walk(tree, groups, eps2, out):
         out[:, s:e] += acc
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def _walk_parallel(tree, groups, eps2, chunks, out):
     """`_walk` over ``chunks`` runs of the groups, in parallel (the groups write disjoint bodies)."""
     for chunk in prange(chunks):

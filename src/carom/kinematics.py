@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from .jit import inlined, kernel
 
 
 # ---------------------------------------------------------------- kinematics
-@njit(cache=True, forceinline=True)
+@inlined
 def moved(x, v, a, h):
     """Position (m) after h seconds on a parabola from x (m), v (m/s), a (m/s^2): one formula for both
     engines, so that their results agree bitwise."""
     return x + (v * h + 0.5 * a * h * h)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def advance(b, t, x, v, a, tb):
     """Move body b along its parabola to time t (exact; a body already at t is left as it is).
 
@@ -29,7 +29,7 @@ def advance(b, t, x, v, a, tb):
     tb[b] = t
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def advance_all(t, x, v, a, tb, active):
     """Move every active body along its parabola to time t (exact)."""
     for b in range(len(tb)):
@@ -37,7 +37,7 @@ def advance_all(t, x, v, a, tb, active):
             advance(b, t, x, v, a, tb)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def motion_bounds(v, a0, radius, movable, h, tol, out):
     """Every body's displacement bound (m) over h (s), ``|v| h + |a0| h^2 / 2 + tol R``, into ``out``.
     Returns the largest speed (m/s) of a movable body and the largest acceleration ``|a0|`` (m/s^2)."""
@@ -60,7 +60,7 @@ def motion_bounds(v, a0, radius, movable, h, tol, out):
 
 
 # ---------------------------------------------------------------- spin
-@njit(cache=True, forceinline=True)
+@inlined
 def spin_to(b, t, w, alpha, orientation, tw):
     """Turn body b to time t: ``w += alpha h`` and its orientation by the rotation of those h seconds
     (h = t - tw[b]). In 2D the angle ``theta += w h + alpha h^2 / 2`` is exact; in 3D the quaternion turns
@@ -95,7 +95,7 @@ def spin_to(b, t, w, alpha, orientation, tw):
                                                                                   p3 / size)  # fmt: skip
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def spin_all(t, w, alpha, orientation, tw, active):
     """Turn every active body to time t (`spin_to`)."""
     for b in range(len(tw)):

@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from .config import FRICTION_RULES, RESTITUTION_RULES
+from .jit import inlined, kernel
 
 #: Rule name -> code used inside kernels (`combine`).
 RULE_CODES = {name: code for code, name in enumerate(dict.fromkeys(RESTITUTION_RULES + FRICTION_RULES))}
@@ -23,7 +23,7 @@ RULE_CODES = {name: code for code, name in enumerate(dict.fromkeys(RESTITUTION_R
 KEY_BASE = 1 << 31
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def pair_key(i, j):
     """The override key of body i with body j, or with wall -1 - j when j < 0 (`KEY_BASE`)."""
     if j >= 0:
@@ -31,7 +31,7 @@ def pair_key(i, j):
     return -(i * KEY_BASE + (-1 - j) + 1)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def pair_keys(i, j):
     """(n,) int64: `pair_key` of each (i[q], j[q])."""
     out = np.empty(len(i), dtype=np.int64)
@@ -40,7 +40,7 @@ def pair_keys(i, j):
     return out
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def combine(e1, e2, rule):
     """Combine two coefficients by rule code (`RULE_CODES`: 0 min, 1 max, 2 mean, 3 product, 4 geometric)."""
     if rule == 0:
@@ -54,7 +54,7 @@ def combine(e1, e2, rule):
     return math.sqrt(e1 * e2)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def pair_restitution(i, j, restitution, wall_restitution, rule, keys, values):
     """Coefficient of restitution for body i with body j (j < 0: wall -1 - j): a pair override if one
     is set (``keys``, ``values`` from `Model.pair_restitution_arrays`), else the rule applied to the two

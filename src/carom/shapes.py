@@ -14,10 +14,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+
+from .jit import inlined, kernel
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def ball_inertia_factor(dim):
     """k in ``I = k m R^2`` for a ball in ``dim`` dimensions: 2/5 (solid sphere), 1/2 (uniform disk)."""
     return 0.4 if dim == 3 else 0.5
@@ -48,7 +49,7 @@ class PolygonProperties(NamedTuple):
     circumradius: float
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def polygon_moments(vertices):
     """Signed area (m^2), centroid (m) and polar second moment of area about the centroid (m^4) of the
     simple polygon with these (k, 2) vertices, by the shoelace sums over its edges; the area is positive

@@ -3,8 +3,8 @@
 Numba compiles a kernel the first time it is called and keeps the machine code in its on-disk cache
 (`__pycache__` next to the source, or a user cache folder where that is read-only), so only the first run
 after an install or an upgrade pays. `warm_up` runs small scenes that reach every kernel family a user
-can: `carom warmup` calls it, one worker process per engine, saying on stderr what it compiles, about how
-long that takes, and when each scene and engine is done. `announce_compiles` makes a run that finds the
+can: `carom warmup` calls it, one worker process per kernel family, saying on stderr what it compiles, about
+how long that takes, and when each scene and family is done. `announce_compiles` makes a run that finds the
 cache cold say so on stderr, with the time it will take, and again when it is done, so that a silent
 pause is not mistaken for a hang.
 """
@@ -27,6 +27,9 @@ from .io.runner import ticking
 #: one process (`carom warmup`), measured on a 2-core AMD EPYC host (docs/performance.md, "The first
 #: compile"). A run compiles the kernels its scene needs: at most about this much.
 COMPILE_CPU_SECONDS = {"World": 160, "EventWorld": 43}
+#: CPU seconds that a cold Numba cache takes to compile each kernel family of `FAMILIES`, its scenes in one
+#: worker process, measured on the same host.
+FAMILY_CPU_SECONDS = {"friction": 100, "disks and orbits": 90, "polygons": 55, "events": 40}
 #: A machine busy with other work (or slower than that host) takes up to this many times longer.
 BUSY_FACTOR = 2.0
 #: Seconds without a compile of carom's kernels after which a run's compile counts as done.
@@ -258,18 +261,28 @@ def _event_walls(dim: int) -> None:
     w.run(until=1.0)
 
 
-#: The warm-up scenes: (label, function of dim). Each reaches a family of kernels in both dimensions (in the
-#: dimensions of its ``dims`` attribute, where it has one).
-SCENES: tuple[tuple[str, Callable[[int], None]], ...] = (
-    ("World: pile with friction", _world_pile),
-    ("World: smooth pile", _world_smooth_pile),
-    ("World: rolling ball", _world_rolling),
-    ("World: gas", _world_gas),
-    ("World: forces and merging", _world_forces),
-    ("World: rigid polygons", _world_polygons),
-    ("EventWorld: periodic gas", _event_gas),
-    ("EventWorld: walls and gravity", _event_walls),
-)
+#: The warm-up scenes by kernel family: (label, function of dim). Each scene reaches a family of kernels in
+#: both dimensions (in the dimensions of its ``dims`` attribute, where it has one). The families share few
+#: kernels (a frictionless world compiles no friction kernel, a world of disks no polygon kernel), so
+#: `carom warmup` compiles each in a worker process of its own, in parallel, the costliest first.
+FAMILIES: dict[str, tuple[tuple[str, Callable[[int], None]], ...]] = {
+    "friction": (
+        ("World: pile with friction", _world_pile),
+        ("World: rolling ball", _world_rolling),
+    ),
+    "disks and orbits": (
+        ("World: gas", _world_gas),
+        ("World: smooth pile", _world_smooth_pile),
+        ("World: forces and merging", _world_forces),
+    ),
+    "polygons": (("World: rigid polygons", _world_polygons),),
+    "events": (
+        ("EventWorld: periodic gas", _event_gas),
+        ("EventWorld: walls and gravity", _event_walls),
+    ),
+}
+#: Every warm-up scene.
+SCENES = tuple(scene for scenes in FAMILIES.values() for scene in scenes)
 
 
 def _tasks(scenes, dims) -> list[tuple[str, Callable[[int], None], int]]:
@@ -288,24 +301,23 @@ def warm_up(scenes: Iterable[tuple[str, Callable[[int], None]]] = SCENES, dims=(
     return time.perf_counter() - start
 
 
-def groups(scenes=SCENES, dims=(3, 2)) -> dict[str, list[tuple[str, Callable[[int], None], int]]]:
-    """The warm-up tasks (label, scene, dim) of each engine, by engine: the part of `carom warmup` that one
-    worker process runs."""
-    tasks = _tasks(scenes, dims)
-    return {engine: [t for t in tasks if t[0].startswith(f"{engine}:")] for engine in COMPILE_CPU_SECONDS}
+def groups(dims=(3, 2)) -> dict[str, list[tuple[str, Callable[[int], None], int]]]:
+    """The warm-up tasks (label, scene, dim) of each kernel family, by family: the part of `carom warmup`
+    that one worker process runs."""
+    return {family: _tasks(scenes, dims) for family, scenes in FAMILIES.items()}
 
 
-def _run_group(engine: str, tasks, done) -> None:
-    """Run the warm-up tasks of one engine (in a worker process), putting (engine, label, seconds since the
-    group started) on ``done`` after each, and (engine, None, CPU seconds of the group) at the end."""
+def _run_group(family: str, tasks, done) -> None:
+    """Run the warm-up tasks of one kernel family (in a worker process), putting (family, label, seconds since
+    the group started) on ``done`` after each, and (family, None, CPU seconds of the group) at the end."""
     import warnings
 
     warnings.simplefilter("ignore")  # the scenes' own warnings (an inelastic collapse) are not the user's
     start, cpu = time.perf_counter(), time.process_time()
     for label, scene, dim in tasks:
         scene(dim)
-        done.put((engine, label, time.perf_counter() - start))
-    done.put((engine, None, time.process_time() - cpu))
+        done.put((family, label, time.perf_counter() - start))
+    done.put((family, None, time.process_time() - cpu))
 
 
 def _next_message(done, runs) -> tuple:
@@ -321,12 +333,12 @@ def _next_message(done, runs) -> tuple:
                     run.result()
 
 
-def warm_up_engines(jobs: int = 2, show_progress: bool | None = None, stream=None, work=None) -> float:
-    """Compile every kernel of both engines, each engine in its own worker process when ``jobs`` > 1 (every
-    kernel writes its own cache file). Says on ``stream`` (stderr by default) what it compiles and about how
-    long a cold cache takes, and when each engine is done; with a progress bar whose clock ticks
-    (``show_progress`` None: only on a terminal), or else a line per scene. ``work``: the tasks by engine
-    (default `groups`). Returns the wall time, s."""
+def warm_up_families(jobs: int = 2, show_progress: bool | None = None, stream=None, work=None) -> float:
+    """Compile every kernel of both engines, each kernel family in a fresh worker process (``jobs`` of them at
+    a time, the costliest family first; every kernel writes its own cache file). Says on ``stream`` (stderr
+    by default) what it compiles and about how long a cold cache takes, and when each family is done; with a
+    progress bar whose clock ticks (``show_progress`` None: only on a terminal), or else a line per scene.
+    ``work``: the tasks by family (default `groups`). Returns the wall time, s."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -334,23 +346,26 @@ def warm_up_engines(jobs: int = 2, show_progress: bool | None = None, stream=Non
     work = groups() if work is None else work
     start = time.perf_counter()
     total = sum(map(len, work.values()))
-    cost = estimate([COMPILE_CPU_SECONDS[engine] for engine in work], jobs)
-    _write(f"compiling carom's kernels: {total} small scenes of the {' and '.join(work)} engines in "
-           f"{min(jobs, len(work))} processes: about {cost} the first time, a few seconds from the cache",
-           stream)  # fmt: skip
+    lanes = min(jobs, len(work))
+    cost = estimate([FAMILY_CPU_SECONDS.get(family, 0.0) for family in work], jobs)
+    _write(f"compiling carom's kernels: {total} small scenes of {len(work)} kernel families in {lanes} "
+           f"processes: about {cost} the first time, a few seconds from the cache", stream)  # fmt: skip
     context = multiprocessing.get_context("spawn")  # fresh workers: no lock or LLVM state forked mid-use
-    with context.Manager() as manager, ProcessPoolExecutor(max(1, jobs), mp_context=context) as pool:
+    # (a worker per family: what one family's compiles hold in memory is freed when it ends)
+    pool = ProcessPoolExecutor(max(1, jobs), mp_context=context, max_tasks_per_child=1)
+    with context.Manager() as manager, pool:
         done = manager.Queue()
-        runs = [pool.submit(_run_group, engine, tasks, done) for engine, tasks in work.items()]
+        order = sorted(work, key=lambda family: -FAMILY_CPU_SECONDS.get(family, 0.0))
+        runs = [pool.submit(_run_group, family, work[family], done) for family in order]
         bar = tqdm(total=total, unit="scene", file=stream, desc="compiling", bar_format="{l_bar}{bar}| "
                    "{n_fmt}/{total_fmt} scenes [{elapsed}{postfix}]",
                    disable=None if show_progress is None else not show_progress)  # fmt: skip
         with bar, ticking(bar):
             for _ in range(total + len(work)):
-                engine, label, seconds = _next_message(done, runs)
+                family, label, seconds = _next_message(done, runs)
                 if label is None:
                     wall = time.perf_counter() - start
-                    _write(f"{engine} kernels ready: {wall:.0f} s ({seconds:.0f} s of CPU)", stream)
+                    _write(f"{family} kernels ready: {wall:.0f} s ({seconds:.0f} s of CPU)", stream)
                     continue
                 if bar.disable:
                     _write(f"  {label}: done at {seconds:.0f} s", stream)

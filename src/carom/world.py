@@ -570,9 +570,9 @@ class World(Model):
         lists = Candidates(start, nbrs, large, bodies.x.copy(), margin)
         if not fits(self._work, n, self.dim, self.walls.n, len(nbrs)):
             self._work = new_work(n, self.dim, self.walls.n, len(nbrs) + len(nbrs) // 4 + 64)
-        if friction.enabled and not self._fits_friction(self._work, n):
+        if friction is not None and not self._fits_friction(self._work, n):
             self._friction_work = new_friction_work(len(self._work.ci), n, self.walls.n, len(self._work.f_pair))
-        fwork = self._friction_work if friction.enabled else self._no_friction_work
+        fwork = self._friction_work if friction is not None else self._no_friction_work
         speed = self._speed_tolerance()
         settings = Settings(cfg.contact_tolerance, cfg.resting_gap, 0.0, speed, cfg.resting_speed, cfg.lcp_iterations,
                             cfg.lcp_tolerance * speed / cfg.speed_tolerance, 0.0, 0.0, 0.0, cfg.max_rounds,
@@ -852,7 +852,7 @@ class World(Model):
                 break
             # (with friction, bounded by the accelerations held when the drift stopped, contact forces included:
             # friction can hold a body's acceleration far from its smooth one for the rest of the step)
-            held_accel = bodies.a if friction.enabled else a_smooth
+            held_accel = bodies.a if friction is not None else a_smooth
             motion_bounds(v, held_accel, b.radius[:n], self._movable(), dt - t_sub, cfg.contact_tolerance, motion)
         if capped:
             warnings.warn(
@@ -871,9 +871,9 @@ class World(Model):
         if not fits(self._work, n, dim, self.walls.n, n_entry):  # grown with headroom, kept while it fits
             self._work = new_work(n, dim, self.walls.n, n_entry + n_entry // 4 + 64)
         work = self._work
-        if friction.enabled and not self._fits_friction(work, n):
+        if friction is not None and not self._fits_friction(work, n):
             self._friction_work = new_friction_work(len(work.ci), n, self.walls.n, len(work.f_pair))
-        fwork = self._friction_work if friction.enabled else self._no_friction_work
+        fwork = self._friction_work if friction is not None else self._no_friction_work
         # what the drift changes, kept to run it again should the impact log fill up
         changed = (bodies.x, bodies.v, bodies.a_smooth, self._wall_force, self._held_wall_friction,
                    b.inv_mass[:n], b.mass[:n], b.radius[:n], b.inv_inertia[:n], b.active[:n], bodies.w,
@@ -887,7 +887,7 @@ class World(Model):
                             dt)  # fmt: skip
             except BaseException:
                 clear_work(work)  # a drift cut short may leave them dirty: they must be all zero
-                if friction.enabled:
+                if friction is not None:
                     clear_held(fwork)
                 raise
             if out.n_log <= len(self._log.time):
@@ -908,17 +908,18 @@ class World(Model):
             self._emit_impacts(shifted, int(out.n_log))
         return out
 
-    def _friction_model(self) -> tuple[Friction, np.ndarray]:
-        """The drift's `Friction` and angular-acceleration array, kept until bodies, walls or pair friction
-        change (or a state is set): whether friction is on is decided once, not every step. It is on where
-        any contact can carry friction, or any body spins (its orientation is then integrated)."""
+    def _friction_model(self) -> tuple[Friction | None, np.ndarray]:
+        """The drift's `Friction` (None where friction is off) and angular-acceleration array, kept until
+        bodies, walls or pair friction change (or a state is set): whether friction is on is decided once, not
+        every step. It is on where any contact can carry friction, or any body spins (its orientation is then
+        integrated). Off, the drift compiles without its friction kernels."""
         if self._friction is None:
             b, n = self.bodies, self.bodies.n
-            enabled = self.has_friction() or bool(np.any(b.angular_velocity[:n]))
-            friction = Friction(enabled, b.static_friction[:n], b.kinetic_friction[:n], b.rolling_resistance[:n],
-                                b.spinning_friction[:n], self.walls.static_friction, self.walls.kinetic_friction,
-                                RULE_CODES[self.friction_rule],
-                                *self.pair_friction_arrays())  # fmt: skip
+            friction = None
+            if self.has_friction() or bool(np.any(b.angular_velocity[:n])):
+                friction = Friction(b.static_friction[:n], b.kinetic_friction[:n], b.rolling_resistance[:n],
+                                    b.spinning_friction[:n], self.walls.static_friction, self.walls.kinetic_friction,
+                                    RULE_CODES[self.friction_rule], *self.pair_friction_arrays())  # fmt: skip
             self._friction = (friction, np.zeros_like(b.angular_velocity[:n]))
         return self._friction
 

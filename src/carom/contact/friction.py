@@ -29,8 +29,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from ..jit import inlined, kernel
 from ..materials import combine, pair_key
 
 # Columns of a contact's coefficients (`FrictionWork.coef`).
@@ -39,10 +39,9 @@ MU_S, MU_K, MU_R, R_EFF, MU_SP = range(5)
 
 class Friction(NamedTuple):
     """Friction coefficients of bodies and walls, how they combine, and pair overrides
-    (`Model.set_pair_friction`). ``enabled`` is False where no contact can carry friction and no body
-    spins: the kernels then skip everything here."""
+    (`Model.set_pair_friction`). Where no contact can carry friction and no body spins, the kernels get
+    None instead: Numba then prunes every friction branch before typing, and compiles no friction kernel."""
 
-    enabled: bool
     static: np.ndarray  # (n,) mu_s per body
     kinetic: np.ndarray  # (n,) mu_k
     rolling: np.ndarray  # (n,) mu_r
@@ -93,7 +92,7 @@ def new_friction_work(cap: int, n: int, n_wall: int, n_entry: int) -> FrictionWo
                         wall_held=z((n, n_wall, 6)), out_held=z((n_entry, 6)))  # fmt: skip
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def contact_coefficients(c, ci, cj, radius, fr, coef):
     """Write contact c's combined (mu_s, mu_k, mu_r, R_eff, mu_sp) into ``coef[c]``: a pair override (of mu_s,
     mu_k) if one is set, else the friction rule over the two sides (a wall's mu_r and mu_sp are the body's
@@ -124,7 +123,7 @@ def contact_coefficients(c, ci, cj, radius, fr, coef):
     coef[c, MU_SP] = mu_sp
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _spin_cross(w, b, cn, c, scale, dim):
     """``w_b x (scale n)``, n = ``cn[c]``: the velocity of the point at ``scale n`` from body b's centre due
     to its spin."""
@@ -134,7 +133,7 @@ def _spin_cross(w, b, cn, c, scale, dim):
     return -scale * w[b, 0] * cn[c, 1], scale * w[b, 0] * cn[c, 0], 0.0
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def slip(c, ci, cj, cn, radius, v, w):
     """The slip of contact c (3 slots; m/s from velocities, m/s^2 from accelerations, curvature terms
     left out): the tangential relative velocity of body i's contact point past body j's."""
@@ -154,7 +153,7 @@ def slip(c, ci, cj, cn, radius, v, w):
     return u0 - un * cn[c, 0], u1 - un * cn[c, 1], (u2 - un * cn[c, 2]) if dim == 3 else 0.0
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def rolling(c, ci, cj, cn, w):
     """The rolling rate of contact c (3 slots, rad/s or rad/s^2): the tangential part of ``w_i - w_j``
     (in 2D the whole angular velocity difference, in the first slot)."""
@@ -168,7 +167,7 @@ def rolling(c, ci, cj, cn, w):
     return r0 - rn * cn[c, 0], r1 - rn * cn[c, 1], r2 - rn * cn[c, 2]
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def spinning(c, ci, cj, cn, w):
     """The spinning rate of contact c (rad/s or rad/s^2): the normal part of ``w_i - w_j``, ``n . (w_i - w_j)``
     (0 in 2D, where spin is about the axis normal to the plane and every contact normal lies in it)."""
@@ -181,7 +180,7 @@ def spinning(c, ci, cj, cn, w):
     return rn
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def body_change(b, sign, t, tau, cn, c, arm, inv_mass, inv_inertia, dim):
     """What ``sign * T`` at the point ``arm n`` (n = ``cn[c]``) from body b's centre and ``sign * tau`` do
     to b: (the change of its velocity, of its angular velocity), 3 slots each."""
@@ -197,7 +196,7 @@ def body_change(b, sign, t, tau, cn, c, arm, inv_mass, inv_inertia, dim):
     return (m * t[0], m * t[1], 0.0), (q * (rt + tau[0]), 0.0, 0.0)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def apply_friction(c, t, tau, ci, cj, cn, radius, v, w, inv_mass, inv_inertia):
     """Apply tangential impulse (force) ``t`` and rolling torque ``tau`` (3 slots each, on body j; their
     opposites on body i) of contact c to the rates ``v``, ``w``."""
@@ -216,7 +215,7 @@ def apply_friction(c, t, tau, ci, cj, cn, radius, v, w, inv_mass, inv_inertia):
             w[j, d] += dw[d]
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _clamp(x0, x1, x2, limit):
     """(x0, x1, x2) scaled down to length ``limit`` if longer."""
     size = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
@@ -226,7 +225,7 @@ def _clamp(x0, x1, x2, limit):
     return x0, x1, x2
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def solve_friction(sel, ci, cj, cn, radius, inv_mass, inv_inertia, a, alpha, normal, fw, iterations, tol):
     """Friction forces of the lone contacts of ``sel`` (those not held with a cluster, ``fw.held``: each
     couples to no other, so their order does not matter) given their normal forces ``normal``, by projected
@@ -306,7 +305,7 @@ def solve_friction(sel, ci, cj, cn, radius, inv_mass, inv_inertia, a, alpha, nor
     return first
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _unit_or_zero(x0, x1, x2, floor):
     size = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
     if size <= floor:
@@ -314,7 +313,7 @@ def _unit_or_zero(x0, x1, x2, floor):
     return x0 / size, x1 / size, x2 / size
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def friction_modes(sel, ci, cj, cn, radius, v, w, fw, slip_tol, h, zero=True):
     """Start a force solve for the h seconds left: each contact of ``sel`` slides (kinetic friction along its
     slip, ``fw.slide``) if its slip is faster than ``slip_tol`` (m/s), and rolls (kinetic rolling
@@ -346,7 +345,7 @@ def friction_modes(sel, ci, cj, cn, radius, v, w, fw, slip_tol, h, zero=True):
                 fw.torque[c, d] = 0.0
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def breakaways(sel, ci, cj, cn, radius, a, alpha, normal, fw, tol):
     """After a force solve: the sticking contacts whose friction reached the static cone's edge while
     their slip still accelerates (faster than ``tol``, m/s^2) start sliding, kinetic friction along that
@@ -387,7 +386,7 @@ def breakaways(sel, ci, cj, cn, radius, a, alpha, normal, fw, tol):
     return changed
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _zero_time(x0, x1, x2, r0, r1, r2):
     """When ``x + r t`` comes nearest to 0 (exactly 0 when the two are opposite), if ahead; else inf."""
     along = x0 * r0 + x1 * r1 + x2 * r2
@@ -397,7 +396,7 @@ def _zero_time(x0, x1, x2, r0, r1, r2):
     return -along / rr
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def regime_time(c, ci, cj, cn, radius, v, w, a, alpha, fw, slip_tol):
     """How long (s) until contact c changes regime under its present forces: a sliding contact's slip, a
     rolling one's rolling rate, or a spinning one's spinning rate, reaching 0 (each is linear in time while

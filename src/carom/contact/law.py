@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from ..jit import inlined
 
 
 def resolve_impact(m1: float, u1: float, m2: float, u2: float, e: float) -> tuple[float, float]:
@@ -39,7 +39,7 @@ def resolve_impact(m1: float, u1: float, m2: float, u2: float, e: float) -> tupl
     return u1 + j * w1, u2 - j * w2
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def approach_speed(c, ci, cj, normal, velocity):
     """Normal approach speed u = (v_i - v_j) . n of contact c (m/s)."""
     i = ci[c]
@@ -51,7 +51,7 @@ def approach_speed(c, ci, cj, normal, velocity):
     return u
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def apply_impulse(c, p, ci, cj, normal, velocity, inv_mass):
     i = ci[c]
     j = cj[c]

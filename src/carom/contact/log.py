@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+
+from ..jit import inlined
 
 
 class ImpactLog(NamedTuple):
@@ -38,7 +39,7 @@ def new_log(capacity: int, dim: int) -> ImpactLog:
     )
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def log_impact(log, k, t, i, j, normal, sign, impulse, speed, e):
     """Write impact number k (normal ``sign * normal``) if the log has room; returns k + 1."""
     if k < len(log.time):

@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from .. import broadphase
+from ..jit import kernel
 from .solver import solve_accelerated, solver_work
 
 PROJECTION_PASSES = 64  # position projections per step at most, each from the positions the last one left
@@ -89,7 +89,7 @@ def kinetic_energy(v, w, inv_mass, inv_inertia, bodies) -> float:
     return 0.5 * float(np.sum(mass * np.sum(v[bodies] ** 2, axis=1)) + np.sum(inertia * np.sum(w[bodies] ** 2, axis=1)))
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _project_once(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, margin, iterations):
     """One solve of `project`'s problem over the contacts within ``margin`` (m) of touching. Returns the
     largest displacement (m)."""
@@ -120,7 +120,7 @@ def _project_once(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop
     return math.sqrt(moved2)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _near_contacts(x, inv_mass, radius, active, start, nbrs, wall_p, wall_n, slop, margin, ci, cj, cn, target):
     """The contacts of `project`, written into the arrays if they have room: every pair or wall within half
     the slop plus ``margin`` (m), with the displacement target ``-(gap + slop R / 2)``. Returns (their

@@ -39,9 +39,9 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from ..errors import ContactError
+from ..jit import inlined, kernel
 from .solver import nesterov_momentum
 
 #: Relative round-off of a computed kinetic energy (a sum of a few terms, each to a few ulps): a round whose
@@ -184,7 +184,7 @@ def _checked_contacts(contacts: RigidContacts, n: int) -> RigidContacts:
     return out
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def contact_rates(ci, cj, point, normal, x, v, w, out):
     """``out[c] = (u, s)``: approach speed and slip of every contact (m/s), from the body rates."""
     for c in range(len(ci)):
@@ -198,7 +198,7 @@ def contact_rates(ci, cj, point, normal, x, v, w, out):
         out[c, 1] = -g0 * normal[c, 1] + g1 * normal[c, 0]
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def approach_floor(rates):
     """The approach speed (m/s) below which contacts with these ``rates`` (k, 2) do not approach: round-off,
     `APPROACH_ROUNDOFF` of the largest rate."""
@@ -208,7 +208,7 @@ def approach_floor(rates):
     return APPROACH_ROUNDOFF * scale
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def round_selection(rates, floor, inelastic, sel):
     """A round's contacts into ``sel``: those approaching faster than ``floor`` (m/s), or, ``inelastic`` (past
     the rounds allowed), all of them while any does. Returns how many (0: none approaches)."""
@@ -224,7 +224,7 @@ def round_selection(rates, floor, inelastic, sel):
     return m
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _row(c, d, body, ci, cj, point, normal, x):
     """Contact c's row d (0 normal, 1 tangent) on ``body``: (sign, direction x, direction y, arm x direction);
     sign 0 if the body is not in the contact."""
@@ -241,7 +241,7 @@ def _row(c, d, body, ci, cj, point, normal, x):
     return sign, dx, dy, rx * dy - ry * dx
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def delassus(sel, ci, cj, point, normal, x, inv_mass, inv_inertia):
     """The (2k, 2k) matrix ``W = J M^-1 J^T`` of the contacts ``sel`` (rows: normal, tangent per contact)."""
     k = len(sel)
@@ -264,7 +264,7 @@ def delassus(sel, ci, cj, point, normal, x, inv_mass, inv_inertia):
     return W
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _solve_min_norm(A, b, out):
     """The least-norm solution of ``A out = b`` (rows equilibrated first; LAPACK's SVD least squares with
     singular values below `_RANK` of the largest taken as 0). Returns False if the system is inconsistent
@@ -291,7 +291,7 @@ def _solve_min_norm(A, b, out):
     return True
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _mode_system(W, g, target, mu, modes, A, b):
     """The linear equations of one mode assignment: per contact, off (``P = T = 0``) or on (``u' = -target``)
     with ``T = 0`` (smooth), ``s' = 0`` (stick) or ``T = +-mu P`` (slide)."""
@@ -316,7 +316,7 @@ def _mode_system(W, g, target, mu, modes, A, b):
             b[t] = 0.0
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _mode_holds(W, g, target, mu, modes, lam):
     """Whether the impulses ``lam`` of a mode assignment satisfy every inequality of the law (to `_SLACK`)."""
     m = len(g)
@@ -352,7 +352,7 @@ def _mode_holds(W, g, target, mu, modes, lam):
     return True
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _energy_change(W, g, lam):
     """Kinetic energy change (J) of impulses ``lam``: ``-lam . g + lam W lam / 2``."""
     m = len(g)
@@ -365,7 +365,7 @@ def _energy_change(W, g, lam):
     return total
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def solve_modes(W, g, target, mu, out):
     """Exact solve of one round by enumerating every contact's modes (`_mode_system`): ``out`` gets the
     impulses of the valid mode assignment of least kinetic energy. Returns False if no assignment is valid.
@@ -415,7 +415,7 @@ def solve_modes(W, g, target, mu, out):
         digits[c] += 1
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def solve_blocks(W, g, target, mu, out, sweeps, tol):
     """Block Gauss–Seidel on the contacts of one round, each contact's (normal, tangent) block solved exactly
     (`solve_modes` with one contact) given the others' impulses. ``tol`` (m/s) bounds the last sweep's largest
@@ -448,7 +448,7 @@ def solve_blocks(W, g, target, mu, out, sweeps, tol):
     return sweeps
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _solve_round(W, g, target, mu, out, max_modes):
     count = 1
     for c in range(len(target)):
@@ -463,7 +463,7 @@ def _solve_round(W, g, target, mu, out, max_modes):
     solve_blocks(W, g, target, mu, out, _BLOCK_SWEEPS, APPROACH_ROUNDOFF * scale)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def apply_rigid_impulses(sel, lam, ci, cj, point, normal, x, v, w, inv_mass, inv_inertia):
     """Apply the impulses ``lam`` (P, T per contact of ``sel``): ``P n + T t`` on body j, its opposite on i."""
     for s in range(len(sel)):
@@ -482,7 +482,7 @@ def apply_rigid_impulses(sel, lam, ci, cj, point, normal, x, v, w, inv_mass, inv
             w[body] += sign * inv_inertia[body] * (rx * fy - ry * fx)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def kinetic_energy(bodies, v, w, inv_mass, inv_inertia):
     """Kinetic energy (J) of the listed bodies (a body appearing twice counts twice; fixed ones not)."""
     total = 0.0
@@ -494,7 +494,7 @@ def kinetic_energy(bodies, v, w, inv_mass, inv_inertia):
     return total
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _round_bodies(sel, ci, cj):
     """The distinct bodies of the contacts ``sel``."""
     out = np.empty(2 * len(sel), np.int64)
@@ -512,7 +512,7 @@ def _round_bodies(sel, ci, cj):
     return out[:n]
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _energy_after(lam, sel, ci, cj, point, normal, x, v, w, inv_mass, inv_inertia, bodies):
     vt = v.copy()
     wt = w.copy()
@@ -520,7 +520,7 @@ def _energy_after(lam, sel, ci, cj, point, normal, x, v, w, inv_mass, inv_inerti
     return kinetic_energy(bodies, vt, wt, inv_mass, inv_inertia)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def solve_rigid_round(sel, ci, cj, point, normal, restitution, friction, x, v, w, inv_mass, inv_inertia, rates,
                       impulse, max_modes, inelastic):  # fmt: skip
     """Solve one round: the contacts ``sel`` (approaching; ``rates`` holds every contact's (u, s) now) together,
@@ -566,7 +566,7 @@ def solve_rigid_round(sel, ci, cj, point, normal, restitution, friction, x, v, w
     return factor
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def resolve_rounds(ci, cj, point, normal, restitution, friction, x, v, w, inv_mass, inv_inertia, impulse,
                    max_rounds, max_modes):  # fmt: skip
     """The engine's kernel: resolve the impact of the K contacts in rounds (`solve_rigid_round`), updating
@@ -595,7 +595,7 @@ def resolve_rounds(ci, cj, point, normal, restitution, friction, x, v, w, inv_ma
     return 2 * max_rounds
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _held_block(u0, s0, wnn, wnt, wtt, mu):
     """One contact's impulses (P, T) with the others' fixed, its own taken out: rates ``u0``, ``s0`` (m/s)
     before it, its block of W. Perfectly inelastic (``u' <= 0``, equality where P > 0) with Coulomb friction
@@ -620,7 +620,7 @@ def _held_block(u0, s0, wnn, wnt, wtt, mu):
     return u0 / wnn, 0.0
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def hold_impulses(ci, cj, point, normal, friction, bias, x, v, w, inv_mass, inv_inertia, impulse, sweeps, tol,
                   accelerate=False):  # fmt: skip
     """Impulses of held contacts by projected block Gauss-Seidel in body velocities: each contact's (normal,
@@ -674,7 +674,7 @@ def hold_impulses(ci, cj, point, normal, friction, bias, x, v, w, inv_mass, inv_
     return used + more
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _held_rates(c, ci, cj, point, bias, x, v, w, normal):
     """Contact c's approach speed ``u`` and slip ``s`` (m/s) at ``v``, ``w``, plus its ``bias``."""
     i, j = ci[c], cj[c]
@@ -687,7 +687,7 @@ def _held_rates(c, ci, cj, point, bias, x, v, w, normal):
     return gx * nx + gy * ny + bias[c, 0], -gx * ny + gy * nx + bias[c, 1]
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _armed_rates(c, ci, cj, normal, arms, bias, v, w):
     """`_held_rates` from the contact's arms (`hold_impulses`' ``arms``) instead of its point: the same to
     round-off, with fewer reads."""
@@ -701,7 +701,7 @@ def _armed_rates(c, ci, cj, normal, arms, bias, v, w):
     return u + bias[c, 0], s + bias[c, 1]
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _held_sweeps(ci, cj, point, normal, friction, bias, x, v, w, inv_mass, inv_inertia, impulse, arms, block, sweeps,
                  tol):  # fmt: skip
     """`hold_impulses`' Gauss-Seidel sweeps, from ``impulse`` already applied to ``v``, ``w``: (sweeps used,
@@ -731,7 +731,7 @@ def _held_sweeps(ci, cj, point, normal, friction, bias, x, v, w, inv_mass, inv_i
     return sweeps, False, worst
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _cone_projection(p, t, mu):
     """The nearest point (Euclidean) to (p, t) in the Coulomb cone ``p >= 0``, ``|t| <= mu p``."""
     if mu == 0.0:
@@ -744,7 +744,7 @@ def _cone_projection(p, t, mu):
     return along, math.copysign(mu * along, t)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _held_accelerated(ci, cj, normal, friction, bias, v, w, inv_mass, inv_inertia, impulse, arms, sweeps, tol):
     """`hold_impulses`' problem by accelerated projected gradient (Nesterov's method with adaptive restart, as
     `carom.contact.solver.solve_accelerated`), from ``impulse`` already applied to ``v``, ``w``; both hold the
@@ -790,7 +790,7 @@ def _held_accelerated(ci, cj, normal, friction, bias, v, w, inv_mass, inv_inerti
     return sweeps
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _row_sum_bounds(ci, cj, normal, arms, inv_mass, inv_inertia):
     """(K,) per contact: the larger of its two rows' sums of ``|W_rs|`` over every row s of the Delassus
     operator ``W = J M^-1 J^T``, each body's share summed apart (an upper bound where two contacts share both
@@ -835,7 +835,7 @@ def _row_sum_bounds(ci, cj, normal, arms, inv_mass, inv_inertia):
     return out
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _move_held(ci, cj, normal, arms, v, w, inv_mass, inv_inertia, applied, wanted):
     """Change ``v``, ``w`` from holding the impulses ``applied`` to holding ``wanted`` (both (K, 2))."""
     for c in range(len(ci)):
@@ -844,7 +844,7 @@ def _move_held(ci, cj, normal, arms, v, w, inv_mass, inv_inertia, applied, wante
             _push_held(c, ci, cj, normal, arms, v, w, inv_mass, inv_inertia, dp, dt)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _push_held(c, ci, cj, normal, arms, v, w, inv_mass, inv_inertia, p, t):
     """Apply ``p n + t t`` at contact c: on body j, its opposite on body i."""
     nx, ny = normal[c, 0], normal[c, 1]

@@ -17,12 +17,12 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from ..jit import inlined, kernel
 from .law import apply_impulse, approach_speed
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def tally_contacts(active, ci, cj, per_body, amount):
     """Add ``amount`` to ``per_body`` (bodies,) for each body of each contact in ``active``: 1.0 counts the
     contacts of every body, -1.0 takes that count off again (back to zero, exactly)."""
@@ -32,7 +32,7 @@ def tally_contacts(active, ci, cj, per_body, amount):
             per_body[cj[c]] += amount
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def mark_clustered(active, ci, cj, inv_mass, per_body, clustered):
     """Mark in ``clustered`` (by contact) each contact of ``active`` that shares a movable body with another of
     them (the contacts of a pile, as against a ball alone on a floor, or alone on a fixed body that others
@@ -47,20 +47,20 @@ def mark_clustered(active, ci, cj, inv_mass, per_body, clustered):
     return marked
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _shared(b, inv_mass, per_body):
     """Whether movable body b takes part in more than one of the contacts counted in ``per_body``."""
     return inv_mass[b] != 0.0 and per_body[b] > 1.0
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def alone(c, ci, cj, inv_mass, per_body):
     """Whether contact c's movable bodies take part in no other contact counted in ``per_body``
     (`tally_contacts`): its rows then couple to no other contact's."""
     return not _shared(ci[c], inv_mass, per_body) and (cj[c] < 0 or not _shared(cj[c], inv_mass, per_body))
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def nesterov_momentum(theta, restart):
     """Nesterov's extrapolation weight for the next step and the next theta (start from theta = 1), or
     (0, 1) where ``restart`` (the momentum points against the gradient: O'Donoghue and Candes' adaptive
@@ -71,7 +71,7 @@ def nesterov_momentum(theta, restart):
     return (theta - 1.0) / theta_next, theta_next
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def solve_one(c, ci, cj, normal, target, rate, inv_mass, out):
     """`solve_contacts` for the single contact c, in closed form (what its sweeps converge to):
     ``out[c] = max(0, (u + target) / k)``, k the sum of the inverse masses."""
@@ -84,7 +84,7 @@ def solve_one(c, ci, cj, normal, target, rate, inv_mass, out):
         apply_impulse(c, p, ci, cj, normal, rate, inv_mass)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def solve_contacts(active, ci, cj, normal, target, rate, inv_mass, out, iterations, tol, warm=False):
     """Projected Gauss–Seidel over the contacts listed in ``active``; ``rate`` is updated in place.
 
@@ -150,7 +150,7 @@ SPECTRAL_ITERATIONS = 16
 SPECTRAL_MARGIN = 1.5
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def largest_eigenvalue(active, ci, cj, normal, inv_mass, per_body, dim, vector, image):
     """The Rayleigh quotient of the Delassus operator ``J M^-1 J^T`` of the contacts ``active`` after
     `SPECTRAL_ITERATIONS` power iterations: at most its largest eigenvalue, and near it. The start vector,
@@ -219,7 +219,7 @@ class SolverWork(NamedTuple):
     image: np.ndarray  # (cap,)
 
 
-@njit(cache=True)
+@kernel
 def solver_work(n, cap, dim):
     """`SolverWork` for up to n bodies, cap contacts (indices below cap) in dim dimensions."""
     i = np.int64
@@ -228,7 +228,7 @@ def solver_work(n, cap, dim):
                       np.empty(cap), np.empty(cap), np.empty(cap), np.empty(cap), np.empty(cap))  # fmt: skip
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def solve_accelerated(active, ci, cj, normal, target, rate, inv_mass, out, work, iterations, tol, warm=False,
                       stall_tol=0.0):  # fmt: skip
     """`solve_contacts`'s problem by accelerated projected gradient: Nesterov's method with adaptive restart
@@ -286,7 +286,7 @@ def solve_accelerated(active, ci, cj, normal, target, rate, inv_mass, out, work,
     return sweeps
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _pack(active, ci, cj, normal, target, rate, inv_mass, work):
     """Copy the contacts ``active`` and their bodies' rates into ``work``, numbering the bodies in order of
     first appearance; returns how many bodies (m: the walls' local index)."""
@@ -317,7 +317,7 @@ def _pack(active, ci, cj, normal, target, rate, inv_mass, work):
     return m
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _packed_push(work, s, amount):
     """`carom.contact.law.apply_impulse` of ``amount`` at packed contact s."""
     i, j = work.bi[s], work.bj[s]
@@ -326,7 +326,7 @@ def _packed_push(work, s, amount):
         work.rate[j, d] += amount * work.inv_mass_j[s] * work.normal[s, d]
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _accelerated_sweeps(work, k, iterations, tol, stall_tol):
     """`solve_accelerated`'s sweeps over the k packed contacts of ``work``, at most ``iterations``, from
     momentum 0; returns the sweeps used and whether they ended at the tolerance or a stall."""
@@ -371,7 +371,7 @@ def _accelerated_sweeps(work, k, iterations, tol, stall_tol):
     return iterations, False
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _restart(work, k):
     """Restart the sweeps from the iterate: the extrapolated point becomes it (its rates too)."""
     for s in range(k):
@@ -380,14 +380,14 @@ def _restart(work, k):
             work.y[s] = work.out[s]
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _copy(source, destination, k):
     """``destination[:k] = source[:k]``, without the temporary copy numba makes for a slice."""
     for s in range(k):
         destination[s] = source[s]
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _unpack(work, k, m, active, rate, out):
     """Write the packed solve back: ``work.out`` into ``out``, the packed rates into ``rate``."""
     for s in range(k):

@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from ..jit import inlined, kernel
 
 
 def new_calendar(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -26,21 +27,21 @@ def new_calendar(n: int) -> tuple[np.ndarray, np.ndarray]:
     return key, tree
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _winner(key, tree, node):
     left = tree[2 * node]
     right = tree[2 * node + 1]
     return left if key[left] <= key[right] else right
 
 
-@njit(cache=True, forceinline=False, _nrt=False)
+@kernel(refcounts=False)
 def rebuild_calendar(key, tree):
     """Replay every match (after all keys were set)."""
     for node in range(len(tree) // 2 - 1, 0, -1):
         tree[node] = _winner(key, tree, node)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def update_key(key, tree, b, value):
     """Set body b's key and replay its matches, up to the first one whose winner is unchanged and not b:
     the matches above it are unchanged too (they see the same winners with the same keys)."""
@@ -54,7 +55,7 @@ def update_key(key, tree, b, value):
         node >>= 1
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def runner_up(key, tree, b):
     """The body whose key comes next after body b's, b being the root's winner (b itself if every other
     key is inf): the earliest of the winners beside b's path. Reading them also brings into cache what

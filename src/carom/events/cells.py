@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from ..config import ROUNDOFF
 from ..intrinsics import prefetch
+from ..jit import inlined, kernel
 from ..narrowphase.roots import quadratic_crossing
 from .state import CELL, FACE, NEXT, PREV, A, Geometry, V, X
 
@@ -55,12 +55,12 @@ def new_grid(body: np.ndarray, link: np.ndarray, dim: int, box, tol: float, size
     return geo, head, chain
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _flat(geo, c0, c1, c2):
     return c0 + geo.shape[0] * (c1 + geo.shape[1] * c2)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _insert(link, head, chain, geo, b):
     cell = _flat(geo, link[b, CELL], link[b, CELL + 1], link[b, CELL + 2])
     first = head[cell]
@@ -71,7 +71,7 @@ def _insert(link, head, chain, geo, b):
     head[cell] = b
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _remove(link, head, chain, geo, b):
     before = chain[b, PREV]
     after = chain[b, NEXT]
@@ -83,7 +83,7 @@ def _remove(link, head, chain, geo, b):
         chain[after, PREV] = before
 
 
-@njit(cache=True, forceinline=False, _nrt=False)
+@kernel(refcounts=False)
 def _fill(body, link, head, chain, geo):
     for b in range(body.shape[0]):
         for d in range(3):
@@ -92,7 +92,7 @@ def _fill(body, link, head, chain, geo):
         _insert(link, head, chain, geo, b)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def cells_around(link, geo, b, axis, step, out):
     """Flat ids of the cells to scan for body b: all 3^d neighbours (axis = -1), or the slab just entered
     by a crossing along ``axis`` in direction ``step``; wrapped on periodic axes, none past the ends, no
@@ -134,7 +134,7 @@ def cells_around(link, geo, b, axis, step, out):
     return count
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def prefetch_around(link, head, geo, b):
     """Start loading the entries of ``head`` for the 3^d cells around body b, one per row of three cells
     (rows wrapped around the grid on every axis, periodic or not: a hint, always in range). Fixed loop
@@ -150,7 +150,7 @@ def prefetch_around(link, head, geo, b):
             prefetch(head, _flat(geo, c0, q1, q2))
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def prefetch_first(body, head, chain, cells, n_cells):
     """Start loading the rows of the first body of each of the cells ``cells[:n_cells]``: their cache
     misses then overlap, instead of each waiting for the walk's branch on the cell before."""
@@ -160,7 +160,7 @@ def prefetch_first(body, head, chain, cells, n_cells):
         prefetch(body, first)
 
 
-@njit(cache=True, forceinline=False, _nrt=False)
+@kernel(refcounts=False)
 def face_time(c0, c1, c2):
     """Delay until c0 + c1 t + c2 t^2 (the distance to a face, positive inside) first turns negative;
     0 if it is not positive now and decreasing (a body on or just past a face, moving out)."""
@@ -172,7 +172,7 @@ def face_time(c0, c1, c2):
     return quadratic_crossing(c0, c1, c2, 0.0, INF, True)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def next_crossing(body, link, geo, b):
     """(delay, face) of the next cell face that body b crosses, from its state at its own time; face =
     2 axis + 1 upwards, 2 axis downwards; (inf, 0) if none.
@@ -208,7 +208,7 @@ def next_crossing(body, link, geo, b):
     return best, face
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def move_to_cell(body, link, head, chain, geo, b):
     """Put body b in the cell beyond its crossing face; on a periodic axis wrap around (its position
     too)."""

@@ -25,11 +25,10 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
 from ..config import ROUNDOFF
 from ..errors import OK, STALLED
 from ..intrinsics import prefetch
+from ..jit import kernel
 from ..kinematics import moved
 from .calendar import rebuild_calendar, runner_up, update_key
 from .cells import next_crossing, prefetch_around
@@ -38,7 +37,7 @@ from .resolve import commit_instant, cross_face, rest_on_walls, solve_instant
 from .state import COUNT, CX_TIME, EV_TIME, EVENTS, FACE, PARTNER, PARTNER_COUNT, PREVIOUS, STILL, TB, A, V, X
 
 
-@njit(cache=True, forceinline=False, _nrt=False)
+@kernel(refcounts=False)
 def start_events(body, link, head, chain, geo, walls, p, ct, key, tree, t):
     """Resting accelerations, first predictions and the calendar, every body being at time t."""
     n = len(body)
@@ -54,7 +53,7 @@ def start_events(body, link, head, chain, geo, walls, p, ct, key, tree, t):
     rebuild_calendar(key, tree)
 
 
-@njit(cache=True, forceinline=False, _nrt=False)
+@kernel(refcounts=False)
 def run_events(body, link, head, chain, geo, walls, keys, values, p, ct, log, key, tree, tally, sums, t_end,
          max_events):  # fmt: skip
     """Process events up to time t_end, at most ``max_events`` of them. Returns (status, time of the last
@@ -105,7 +104,7 @@ def run_events(body, link, head, chain, geo, walls, keys, values, p, ct, log, ke
     return OK, last
 
 
-@njit(cache=True, forceinline=False, _nrt=False)
+@kernel(refcounts=False)
 def synced(body, t, x_out, v_out):
     """Every body's position and velocity at time t, into x_out, v_out ((n, dim) arrays)."""
     for b in range(len(body)):
@@ -115,7 +114,7 @@ def synced(body, t, x_out, v_out):
             v_out[b, d] = body[b, V + d] + body[b, A + d] * h
 
 
-@njit(cache=True, forceinline=False, _nrt=False)
+@kernel(refcounts=False)
 def kinetic_pending(body, t):
     """Sum over bodies of the integral of m |v|^2 from each body's own time to t (J s)."""
     total = 0.0

@@ -19,8 +19,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from ..jit import inlined, kernel
 from ..kinematics import moved
 from ..narrowphase.spheres import pair_contact_time, touch_slack, wall_contact_time, wall_touch_slack
 from .cells import cells_around, prefetch_first
@@ -44,7 +44,7 @@ from .state import (
 INF = math.inf
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def body_kinetic(body, b, h):
     """Integral of m |v|^2 over the next h seconds of body b's flight (J s); 0 for a fixed body."""
     if body[b, INV_MASS] == 0.0 or h == 0.0:
@@ -55,7 +55,7 @@ def body_kinetic(body, b, h):
     return (vv * h + va * h * h + aa * h * h * h / 3.0) / body[b, INV_MASS]
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def advance(body, b, t, sums):
     """Move body b along its parabola to time t, adding its integral of m |v|^2 dt (J s, for the
     pressure's kinetic part) to ``sums[KINETIC]``."""
@@ -69,7 +69,7 @@ def advance(body, b, t, sums):
     body[b, TB] = t
 
 
-@njit(cache=True, forceinline=False, _nrt=False)
+@kernel(refcounts=False)
 def nearest_image(r, periodic, length):
     """Component r of a separation, made the nearest periodic image (|r| < length on entry)."""
     if periodic:
@@ -80,7 +80,7 @@ def nearest_image(r, periodic, length):
     return r
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def flight(body, j, h, p):
     """Position and velocity of body j after a flight of h seconds: 6 floats. Without gravity every
     acceleration is 0 and is not read (``x + v h`` equals `moved`'s result up to the sign of a zero)."""
@@ -94,7 +94,7 @@ def flight(body, j, h, p):
     return x0, x1, x2, v0, v1, v2
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _velocity(body, j, h, p):
     """Velocity of body j after a flight of h seconds: 3 floats."""
     if not p.has_gravity:
@@ -102,7 +102,7 @@ def _velocity(body, j, h, p):
     return body[j, V] + body[j, A] * h, body[j, V + 1] + body[j, A + 1] * h, body[j, V + 2] + body[j, A + 2] * h
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def relative_state(body, geo, p, i, j, t):
     """Position, velocity and acceleration of body j relative to body i at time t (nearest periodic
     image): 9 floats, by the same arithmetic as `scan_cells`'s, so that both agree bitwise."""
@@ -117,7 +117,7 @@ def relative_state(body, geo, p, i, j, t):
     )  # fmt: skip
 
 
-@njit(cache=True, forceinline=False, _nrt=False)
+@kernel(refcounts=False)
 def opening_speed(pressing, slack):
     """Least separation speed (m/s) at which a contact pressed together with normal acceleration
     ``pressing`` (m/s^2) opens beyond 4 times its touching slack (m, `touch_slack`) before it closes
@@ -125,7 +125,7 @@ def opening_speed(pressing, slack):
     return 2.0 * math.sqrt(2.0 * pressing * slack)
 
 
-@njit(cache=True, forceinline=False, _nrt=False)
+@kernel(refcounts=False)
 def pair_state(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, slack, p):
     """(touching, now) for a pair in relative state x, v, a: touching (gap within ``slack``, m), and either
     approaching faster than ``speed_tol``, or pressed together (normal acceleration of approach above
@@ -148,7 +148,7 @@ def pair_state(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, slack, p):
     return True, vv + xa < -p.accel_tol * dist and xv < 0.5 * hop * dist
 
 
-@njit(cache=True, error_model="numpy", forceinline=True)
+@inlined(error_model="numpy")
 def pair_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, slack, horizon, p):
     """Delay until a pair in relative state x, v, a touches: 0 if now, inf if not within ``horizon``,
     -1 if the accelerations differ and it needs the general (quartic) solver.
@@ -178,7 +178,7 @@ def pair_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, slack, hori
     return delay + miss
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def wall_state(body, walls, p, b, k, t):
     """(touching, now, gap, normal speed, normal acceleration) of body b and wall k at time t; "now" as
     for pairs (approaching, or pressed onto the wall)."""
@@ -196,7 +196,7 @@ def wall_state(body, walls, p, b, k, t):
     return touching, now, gap, ns, na
 
 
-@njit(cache=True, forceinline=False, _nrt=False)
+@kernel(refcounts=False)
 def _quartic_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, slack, horizon, p, rel):
     """`pair_delay` for unequal accelerations, by `carom.narrowphase` on a finite horizon: no root of
     f(t) = |x + v t + a t^2 / 2|^2 - D^2 = sum c_k t^k lies beyond the Cauchy bound 1 + max |c_k / c_4|.
@@ -219,7 +219,7 @@ def _quartic_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, contact_distance, slack, 
     return pair_contact_time(rel[0], rel[1], rel[2], contact_distance, slack, min(horizon, bound), INF)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _bodies_delay(body, p, b, j, horizon, x0, x1, x2, v0, v1, v2):
     """`pair_delay` of bodies b and j, j at relative position x and velocity v (inf for two fixed bodies).
     Called for every pair a scan meets: it takes no scratch array (`_general_delay` does the rest)."""
@@ -232,7 +232,7 @@ def _bodies_delay(body, p, b, j, horizon, x0, x1, x2, v0, v1, v2):
     return pair_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, rb + rj, touch_slack(rb, rj, p.size, p.tol), horizon, p)
 
 
-@njit(cache=True, forceinline=False, _nrt=False)
+@kernel(refcounts=False)
 def _general_delay(body, p, rel, b, j, horizon, x0, x1, x2, v0, v1, v2):
     """`_bodies_delay` for unequal accelerations (the quartic; ``rel`` is (3, 3) scratch)."""
     a0, a1, a2 = body[j, A] - body[b, A], body[j, A + 1] - body[b, A + 1], body[j, A + 2] - body[b, A + 2]
@@ -241,7 +241,7 @@ def _general_delay(body, p, rel, b, j, horizon, x0, x1, x2, v0, v1, v2):
     return _quartic_delay(x0, x1, x2, v0, v1, v2, a0, a1, a2, rb + rj, slack, horizon, p, rel)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _earlier(body, p, rel, b, j, t, best, partner, x0, x1, x2, v0, v1, v2):
     """(best, partner) with body j in it if its contact with body b (j at relative position x, velocity v,
     both at time t) comes before ``best``."""
@@ -253,7 +253,7 @@ def _earlier(body, p, rel, b, j, t, best, partner, x0, x1, x2, v0, v1, v2):
     return best, partner
 
 
-@njit(cache=True, forceinline=False, error_model="numpy", _nrt=False)  # for `pair_delay`, inlined
+@kernel(refcounts=False, error_model="numpy")  # for `pair_delay`, inlined
 def scan_cells(body, link, head, chain, geo, p, cells, rel, b, t, axis, step, best):
     """Earliest contact of body b after t with the bodies of the cells around it (axis = -1) or of the
     slab just entered (see `cells_around`), if before ``best``: (time, partner), partner -1 if none."""
@@ -277,7 +277,7 @@ def scan_cells(body, link, head, chain, geo, p, cells, rel, b, t, axis, step, be
     return best, partner
 
 
-@njit(cache=True, forceinline=False, error_model="numpy", _nrt=False)  # for `pair_delay`, inlined
+@kernel(refcounts=False, error_model="numpy")  # for `pair_delay`, inlined
 def scan_near(body, p, rel, near, near_x, start, end, b, t):
     """`scan_cells` over the bodies ``near[start:end]``, at relative positions ``near_x`` (b and they at time
     t; the bodies around b that `resolve` listed before it changed velocities)."""
@@ -293,14 +293,14 @@ def scan_near(body, p, rel, near, near_x, start, end, b, t):
     return best, partner
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def predict_body(body, link, head, chain, geo, walls, p, cells, rel, b, t):
     """Replace body b's pending pair event by its earliest contact after t with a body or a wall."""
     best, partner = scan_cells(body, link, head, chain, geo, p, cells, rel, b, t, np.int64(-1), np.int64(0), INF)
     set_prediction(body, link, walls, p, b, t, best, partner)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def set_prediction(body, link, walls, p, b, t, best, partner):
     """Make body b's pair event its earliest contact after t with a wall, or else (at ``best``) with
     ``partner``."""
@@ -315,7 +315,7 @@ def set_prediction(body, link, walls, p, b, t, best, partner):
     set_event(body, link, b, best, partner)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def set_event(body, link, b, time, partner):
     body[b, EV_TIME] = time
     link[b, PARTNER] = partner

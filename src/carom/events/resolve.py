@@ -37,7 +37,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from ..contact.law import approach_speed
 from ..contact.layout import APPROACH, IMPULSE, RESTITUTION, TARGET
@@ -45,6 +44,7 @@ from ..contact.log import log_impact
 from ..contact.solver import solve_contacts, solve_one
 from ..errors import CONTACTS_FULL, CRUSHED, LOG_FULL, OK, RUNAWAY
 from ..intrinsics import prefetch
+from ..jit import inlined, kernel
 from ..materials import pair_restitution
 from ..narrowphase.spheres import touch_slack, wall_touch_slack
 from .calendar import update_key
@@ -97,7 +97,7 @@ IMPACT, RESTING, HOP, ELASTIC_TC = 0, 1, 2, 3
 JOINED, IMPACTED, GATHERED = 0, 1, 2  # columns of Contacts.flags
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _add_contact(cint, cflt, nc, i, j, n0, n1, n2):
     """Append contact (i, j, unit normal from i towards j); -1 when the arrays are full."""
     if nc == len(cint):
@@ -110,7 +110,7 @@ def _add_contact(cint, cflt, nc, i, j, n0, n1, n2):
     return nc + 1
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _join(body, ct, sums, b, t, n_cl):
     """Move body b to t and add it to the cluster (its velocity saved), once. Returns n_cl."""
     if ct.flags[b, JOINED]:
@@ -123,7 +123,7 @@ def _join(body, ct, sums, b, t, n_cl):
     return n_cl + 1
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _gather(body, link, head, chain, geo, walls, p, ct, sums, b, t, n_cl, nc):
     """Add body b to the cluster and add its touching contacts with bodies whose contacts are not
     gathered yet and with walls; list the bodies around it, for its prediction once the instant is
@@ -177,7 +177,7 @@ def _gather(body, link, head, chain, geo, walls, p, ct, sums, b, t, n_cl, nc):
     return n_cl, nc
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _now(body, geo, walls, p, cint, c, t):
     """Whether contact c takes part in the current round (the same test as the prediction's)."""
     i = cint[c, CI]
@@ -190,7 +190,7 @@ def _now(body, geo, walls, p, cint, c, t):
     return -wall_state(body, walls, p, i, -1 - j, t)[3] > p.speed_tol
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _impact_law(body, walls, keys, values, p, cint, cflt, c, t, capped):
     """(separation speed asked of contact c, how to book it: IMPACT, RESTING, HOP or ELASTIC_TC); sets
     the contact's restitution column."""
@@ -222,7 +222,7 @@ def _impact_law(body, walls, keys, values, p, cint, cflt, c, t, capped):
     return e * u, IMPACT
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _book(body, cint, cflt, ct, log, tally, c, t):
     """Book contact c after its round: the virial, counts, and the log for counted impacts. Returns
     False if the log is full."""
@@ -251,7 +251,7 @@ def _book(body, cint, cflt, ct, log, tally, c, t):
 
 
 # a call, not inlined: it runs only when an instant needs too many rounds
-@njit(cache=True, forceinline=False, _nrt=False)
+@kernel(refcounts=False)
 def _gather_cluster(body, link, head, chain, geo, walls, p, ct, sums, t, n_cl, nc):
     """Gather every body that touches one already gathered, until the whole touching cluster's contacts are
     listed. Returns (n_cl, nc); nc = -1 if the contact arrays are full."""
@@ -266,7 +266,7 @@ def _gather_cluster(body, link, head, chain, geo, walls, p, ct, sums, t, n_cl, n
     return n_cl, nc
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _rounds(body, link, head, chain, geo, walls, keys, values, p, ct, log, tally, sums, t, n_cl, nc):
     """Solve the gathered contacts in rounds, gathering every body that receives an impulse. Counts go to
     ``ct.staged``, impacts to the log. Returns (status, n_cl, nc)."""
@@ -322,7 +322,7 @@ def _rounds(body, link, head, chain, geo, walls, keys, values, p, ct, log, tally
                         return CONTACTS_FULL, n_cl, nc
 
 
-@njit(cache=True, forceinline=False, _nrt=False)
+@kernel(refcounts=False)
 def rest_on_walls(body, walls, p, wall_idx, wall_flt, b, t):
     """Give body b (at time t) its acceleration: gravity, less the reaction of every wall it touches
     without moving off it (an acceleration-level contact problem; mass drops out against walls). Its
@@ -361,7 +361,7 @@ def rest_on_walls(body, walls, p, wall_idx, wall_flt, b, t):
         body[b, A + d] = rate[0, d]
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _repredict(body, link, head, chain, geo, walls, p, ct, key, tree, b, start, end, t):
     """New pair event and cell crossing of body b (which is at time t), from the bodies ``ct.near[start:
     end]`` listed around it (start = -1: from its cells)."""
@@ -376,13 +376,13 @@ def _repredict(body, link, head, chain, geo, walls, p, ct, key, tree, b, start, 
     update_key(key, tree, b, min(body[b, EV_TIME], body[b, CX_TIME]))
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _speed2(body, b):
     """|v|^2 of body b at its own time (m^2/s^2)."""
     return body[b, V] ** 2 + body[b, V + 1] ** 2 + body[b, V + 2] ** 2
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def solve_instant(body, link, head, chain, geo, walls, keys, values, p, ct, log, tally, sums, i, t):
     """Solve body i's pair event at time t: gather the touching contacts and solve them in rounds. Returns
     (status, bodies in the cluster). OK: `commit_instant` completes the instant. CONTACTS_FULL / LOG_FULL:
@@ -411,7 +411,7 @@ def solve_instant(body, link, head, chain, geo, walls, keys, values, p, ct, log,
     return status, n_cl
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def commit_instant(body, link, head, chain, geo, walls, p, ct, key, tree, tally, sums, n_cl, t):
     """Complete an instant that `solve_instant` solved at time t, with ``n_cl`` bodies in its cluster: book its
     counts, rest its bodies on walls, predict each of them again.
@@ -439,7 +439,7 @@ def commit_instant(body, link, head, chain, geo, walls, p, ct, key, tree, tally,
         ct.flags[b] = False
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def cross_face(body, link, head, chain, geo, p, cells, rel, key, tree, sums, b, t):
     """Body b crosses a cell face at time t: move it to the next cell and predict it against the slab of
     cells that came into reach."""

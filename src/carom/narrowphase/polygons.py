@@ -45,9 +45,9 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from ..config import ROUNDOFF, Config
+from ..jit import inlined, kernel
 from ..shapes import check_polygon
 from .spheres import touch_slack
 
@@ -99,13 +99,13 @@ def polygon_table(polygons) -> PolygonTable:
 # --- kernels ---------------------------------------------------------------------------------------------
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _next(k, first, end):
     """The vertex after k in a polygon whose rows are ``first:end`` (the last wraps to the first)."""
     return k + 1 if k + 1 < end else first
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _placed(vertices, k, c, s, tx, ty):
     """Vertex k rotated by (c, s) = (cos, sin) of an angle and moved by (tx, ty)."""
     vx = vertices[k, 0]
@@ -113,7 +113,7 @@ def _placed(vertices, k, c, s, tx, ty):
     return c * vx - s * vy + tx, s * vx + c * vy + ty
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def max_separation(vertices, normals, ref0, ref1, inc0, inc1, c, s, tx, ty):
     """The largest separation (m) of the incident polygon (rows ``inc0:inc1``, placed in the reference
     polygon's frame by rotation (c, s) and offset (tx, ty)) from a face of the reference polygon (rows
@@ -136,7 +136,7 @@ def max_separation(vertices, normals, ref0, ref1, inc0, inc1, c, s, tx, ty):
     return best, best_edge
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _segment_nearest(px, py, ax, ay, bx, by):
     """The point of segment ab nearest to p, its squared distance (m^2), and whether it lies strictly
     inside the segment (not at an end)."""
@@ -149,7 +149,7 @@ def _segment_nearest(px, py, ax, ay, bx, by):
     return qx, qy, (px - qx) ** 2 + (py - qy) ** 2, 0.0 < u < 1.0
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def nearest_on_outline(px, py, vertices, normals, first, end):
     """The signed distance (m) from point p to the convex outline of rows ``first:end`` (``vertices`` and
     their edges' outward unit ``normals``, in p's frame; two rows are a segment, its normals opposite),
@@ -175,7 +175,7 @@ def nearest_on_outline(px, py, vertices, normals, first, end):
     return best, normals[edge, 0], normals[edge, 1], edge, inside
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _nearest_points(vertices, ref0, ref1, inc0, inc1, c, s, tx, ty):
     """The nearest points of two disjoint outlines (reference frame), by every vertex against every edge of
     the other polygon (two disjoint segments are nearest at an end of one of them): ``(distance, rx, ry,
@@ -201,7 +201,7 @@ def _nearest_points(vertices, ref0, ref1, inc0, inc1, c, s, tx, ty):
     return math.sqrt(best), rx, ry, ix, iy
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _incident_edge(normals, inc0, inc1, c, s, nx, ny):
     """The row of the incident polygon's edge whose normal (rotated by (c, s)) is most opposed to (nx, ny)."""
     best = INF
@@ -216,7 +216,7 @@ def _incident_edge(normals, inc0, inc1, c, s, nx, ny):
     return best_edge
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _write_point(points_out, gaps_out, m, px, py, gap, nx, ny):
     """Store, as point m, the midpoint between (px, py) on the incident outline and its projection on the
     reference face's line, ``gap`` (m) behind it along (nx, ny)."""
@@ -225,7 +225,7 @@ def _write_point(points_out, gaps_out, m, px, py, gap, nx, ny):
     gaps_out[m] = gap
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _clipped_points(w1x, w1y, w2x, w2y, v1x, v1y, nx, ny, length, within, points_out, gaps_out):
     """Face contact in the reference frame: the incident edge w1 w2 clipped to the strip beside the reference
     face (from v1, ``length`` m long, outward normal (nx, ny)); writes one or two points (deepest first) and
@@ -266,7 +266,7 @@ def _clipped_points(w1x, w1y, w2x, w2y, v1x, v1y, nx, ny, length, within, points
     return 1
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _reference_manifold(vertices, normals, ref0, ref1, edge, sep, inc0, inc1, c, s, tx, ty, within,
                         points_out, gaps_out):  # fmt: skip
     """The manifold in the reference polygon's frame: ``(count, nx, ny)``, the normal pointing out of the
@@ -301,7 +301,7 @@ def _reference_manifold(vertices, normals, ref0, ref1, edge, sep, inc0, inc1, c,
     return count, nx, ny
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _to_world(points_out, count, x, b, c, s):
     """Move ``count`` points from body b's frame (rotation (c, s)) to the world frame, in place."""
     for m in range(count):
@@ -311,7 +311,7 @@ def _to_world(points_out, count, x, b, c, s):
         points_out[m, 1] = x[b, 1] + s * px + c * py
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def polygons_manifold(i, j, x, angle, start, vertices, normals, reach, within, points_out, gaps_out, normal_out):
     """Contact manifold of polygons i and j (table rows ``start``, ``vertices``, ``normals``; positions ``x``
     (n, 2), m; angles (n,), rad). Returns the number of points written (1 or 2, deepest first), or 0 when the
@@ -355,7 +355,7 @@ def polygons_manifold(i, j, x, angle, start, vertices, normals, reach, within, p
     return count
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def polygon_disk_manifold(i, j, x, angle, radius, start, vertices, normals, points_out, gaps_out, normal_out):
     """Contact of polygon i and disk j (radius ``radius[j]``, m): one point, its gap (m) and the unit normal
     from the polygon towards the disk; returns 1. The disk's centre is placed in the polygon's frame; the
@@ -378,7 +378,7 @@ def polygon_disk_manifold(i, j, x, angle, radius, start, vertices, normals, poin
     return 1
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def polygon_wall_manifold(b, k, x, angle, start, vertices, wall_p, wall_n, within, points_out, gaps_out, normal_out):
     """Contact of polygon b and wall k (a plane through ``wall_p[k]`` with unit normal ``wall_n[k]``, bodies
     on the side it points to): the deepest vertex, and its deeper neighbour when that one's gap exceeds the

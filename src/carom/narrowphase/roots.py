@@ -10,12 +10,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from ..jit import kernel
 
 INF = math.inf
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def quadratic_crossing(c0, c1, c2, lo, hi, descending):
     """First time in [lo, hi] where c0 + c1 t + c2 t^2 crosses zero downwards (``descending``) or
     upwards; inf if none. Closed form, stable against cancellation."""
@@ -39,7 +40,7 @@ def quadratic_crossing(c0, c1, c2, lo, hi, descending):
     return t if lo <= t <= hi else INF
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def polynomial_value(c, t):
     """The polynomial with coefficients ``c`` (lowest power first) at t (Horner)."""
     r = 0.0
@@ -48,7 +49,7 @@ def polynomial_value(c, t):
     return r
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _bisect(c, a, b):
     """Root of polynomial c on [a, b], where it changes sign; to full double precision."""
     fa = polynomial_value(c, a)
@@ -64,7 +65,7 @@ def _bisect(c, a, b):
     return b
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _derivative(c):
     d = np.zeros(len(c) - 1)
     for k in range(1, len(c)):
@@ -72,7 +73,7 @@ def _derivative(c):
     return d
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _degree(c):
     deg = len(c) - 1
     while deg > 0 and c[deg] == 0.0:
@@ -80,7 +81,7 @@ def _degree(c):
     return deg
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _quadratic_roots(c, lo, hi, out, count):
     """Append the roots of c0 + c1 t + c2 t^2 strictly inside (lo, hi) to ``out``."""
     if c[2] == 0.0:
@@ -98,7 +99,7 @@ def _quadratic_roots(c, lo, hi, out, count):
     return count
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _critical_points(c, lo, hi):
     """Sorted roots of the derivative of c (degree <= 4) strictly inside (lo, hi)."""
     out = np.empty(4)
@@ -123,7 +124,7 @@ def _critical_points(c, lo, hi):
     return np.sort(out[:count])
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _polynomial_crossing(c, lo, hi, descending):
     """First time in [lo, hi] where polynomial c (degree <= 4) crosses zero downwards or upwards."""
     crit = _critical_points(c, lo, hi)
@@ -140,8 +141,8 @@ def _polynomial_crossing(c, lo, hi, descending):
     return INF
 
 
-# it allocates: never inherit a caller's _nrt=False (the drift, the event kernels)
-@njit(cache=True, forceinline=False, _nrt=True)
+# it allocates: never inherit a caller's refcounts=False (the drift, the event kernels)
+@kernel(refcounts=True)
 def first_crossing(c0, c1, c2, c3, c4, lo, hi, descending):
     if c3 == 0.0 and c4 == 0.0:
         return quadratic_crossing(c0, c1, c2, lo, hi, descending)

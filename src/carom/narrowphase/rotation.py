@@ -38,9 +38,9 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from ..config import Config
+from ..jit import inlined, kernel
 from ..shapes import check_polygon
 from .polygons import max_separation, nearest_on_outline
 from .roots import first_crossing, quadratic_crossing
@@ -69,7 +69,7 @@ MAX_ITERATIONS = 10_000
 # Motion and placement
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _frame_at(motion, t):
     """Frame origin, its velocity, and the cosine and sine of the angle at time t (s):
     ``x, y, vx, vy, cos, sin``."""
@@ -81,7 +81,7 @@ def _frame_at(motion, t):
     return x, y, vx, vy, math.cos(angle), math.sin(angle)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def circumradius(vertices):
     """Largest distance (m) of a vertex from the body frame's origin."""
     reach = 0.0
@@ -94,7 +94,7 @@ def circumradius(vertices):
 # Static geometry: the shared polygon kernels (`carom.narrowphase.polygons`) on the placed shapes
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _outline_normals(vertices, out):
     """Outward unit normals of the edges of a shape's outline in its body frame, edge k from vertex k to
     the next, into ``out`` (k, 2): a polygon's (counter-clockwise) edges, a segment's two opposite sides
@@ -112,7 +112,7 @@ def _outline_normals(vertices, out):
         out[e, 1] = -ex / length
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _place_pair(verts_a, normals_a, motion_a, verts_b, normals_b, motion_b, t, placed, placed_normals):
     """World coordinates (m) at time t (s) of A's vertices and edge normals (rows ``0:k_A`` of ``placed``
     and ``placed_normals``) and of B's (the rows after)."""
@@ -130,7 +130,7 @@ def _place_pair(verts_a, normals_a, motion_a, verts_b, normals_b, motion_b, t, p
             placed_normals[first + i, 1] = s * mx + c * my
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _vertex_to_outline(placed, placed_normals, row, first, end):
     """Vertex feature ``row`` of ``placed`` against the other shape's outline (rows ``first:end``): the
     signed distance (m, no rounding), the unit direction ``nx, ny`` from the outline's nearest point to the
@@ -146,7 +146,7 @@ def _vertex_to_outline(placed, placed_normals, row, first, end):
     return nearest_on_outline(px, py, placed, placed_normals, first, end)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _separation(placed, placed_normals, ka, radii):
     """Gap (m) between the placed rounded shapes A (rows ``0:ka``) and B (the rest), the unit direction
     ``nx, ny`` from B's nearest point to A's, and which feature holds the nearest points (`VERTICES`,
@@ -167,7 +167,7 @@ def _separation(placed, placed_normals, ka, radii):
     return best - radii, nx, ny, feature
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _hulls_cross(placed, placed_normals, ka):
     """Whether the hulls of A (rows ``0:ka``) and B overlap along every edge normal of both
     (`polygons.max_separation`): an overlap in which no vertex need lie inside the other shape (two thin
@@ -185,7 +185,7 @@ def _hulls_cross(placed, placed_normals, ka):
 # Lower bounds of the gap, and the first time each can reach zero
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _vertex_terms(rx, ry, ox, oy, frame_v_x, frame_v_y, omega, nx, ny):
     """Rate (m/s) along n of a vertex at world offset (ox, oy) from its frame origin, and its spin
     curvature bound ``omega^2 |r|`` (m/s^2)."""
@@ -193,7 +193,7 @@ def _vertex_terms(rx, ry, ox, oy, frame_v_x, frame_v_y, omega, nx, ny):
     return rate, omega * omega * math.hypot(rx, ry)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _world_axis_step(verts_a, motion_a, verts_b, motion_b, radii, nx, ny, t, horizon):
     """First delay (s, within ``horizon``; inf if none) at which the gap of A and B along the fixed world
     axis n (from B towards A) can reach zero: ``min_i n.a_i(s) - max_j n.b_j(s) - radii``, every vertex
@@ -223,7 +223,7 @@ def _world_axis_step(verts_a, motion_a, verts_b, motion_b, radii, nx, ny, t, hor
     return first
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _face_axis_crossing(verts_p, motion_p, verts_q, motion_q, radii, nx, ny, t, span):
     """The lower bound of `_face_axis_step` over the delays [0, ``span``] (s): its first root (inf if none),
     its value at 0 (m) and the fastest closing rate (m/s) of its vertex terms at 0."""
@@ -259,7 +259,7 @@ def _face_axis_crossing(verts_p, motion_p, verts_q, motion_q, radii, nx, ny, t, 
     return first, lowest, closing
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _face_axis_step(verts_p, motion_p, verts_q, motion_q, radii, nx, ny, t, horizon):
     """As `_world_axis_step`, along an axis that turns with body Q (n at t from Q towards P, the normal of
     the face of Q nearest to P). Q's own extent along it is then constant (``h_Q = max_j n.(q_j - x_Q)``);
@@ -284,7 +284,7 @@ def _face_axis_step(verts_p, motion_p, verts_q, motion_q, radii, nx, ny, t, hori
     return last
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _centre_step(motion_a, reach_a, motion_b, reach_b, t, horizon):
     """First delay (s; inf if none within ``horizon``) at which the circles about the frame origins that
     hold each body (radii ``reach_a``, ``reach_b``, m) can touch, along the fixed line of centres at t:
@@ -306,7 +306,7 @@ def _centre_step(motion_a, reach_a, motion_b, reach_b, t, horizon):
 # Pairs that touch at the start: held features
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _material_point(motion, t, px, py):
     """World offset (m) of point p from the body's frame origin at time t (s), and the velocity (m/s) of
     the body's material point there: ``ox, oy, vx, vy``."""
@@ -315,20 +315,20 @@ def _material_point(motion, t, px, py):
     return ox, oy, vx - motion[7] * oy, vy + motion[7] * ox
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _rises_to(c0, c1, c2, span):
     """First delay in [0, ``span``] (s; inf if none) at which ``c0 + c1 s + c2 s^2`` (an upper bound of a
     quantity below zero now) can reach zero: 0 if it is not below zero now."""
     return 0.0 if c0 >= 0.0 else quadratic_crossing(c0, c1, c2, 0.0, span, False)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _falls_to(c0, c1, c2, span):
     """As `_rises_to` for a lower bound of a quantity above zero now."""
     return 0.0 if c0 <= 0.0 else quadratic_crossing(c0, c1, c2, 0.0, span, True)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _depth_under(placed, placed_normals, first, end, nx, ny, sx, sy):
     """How deep (m) the convex outline of rows ``first:end`` reaches straight in (along -n) from the point
     (sx, sy) of one of its edges, n that edge's outward normal: where that ray leaves it. 0 under an acute
@@ -342,7 +342,7 @@ def _depth_under(placed, placed_normals, first, end, nx, ny, sx, sy):
     return max(0.0, depth) if depth < INF else 0.0
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _nearest_point_hold(distance, nx, ny, w1x, w1y, w2x, w2y, spins, room, span):
     """First delay (s; inf: the whole ``span``) at which ``|w0 + w1 s + w2 s^2| + spins s^2 / 2`` (w0 =
     ``distance`` n, m) can exceed ``room`` (m): the squared inequality, ``|.|^2 <= (room - spins s^2 / 2)^2``,
@@ -359,7 +359,7 @@ def _nearest_point_hold(distance, nx, ny, w1x, w1y, w2x, w2y, spins, room, span)
     return limit if root == INF and limit < span else root
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _hold_time(motion_p, motion_q, px, py, distance, nx, ny, on_face, u_lo, u_hi, depth, room, t, span):
     """A delay (s; inf: the whole ``span``) during which a vertex of P at (px, py) provably stays within
     ``room`` (m) of the other shape Q, its signed distance now ``distance`` (m) along the unit direction n
@@ -412,7 +412,7 @@ def _hold_time(motion_p, motion_q, px, py, distance, nx, ny, on_face, u_lo, u_hi
     return max(hold, face)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _feature_step(verts, row, motion, verts_other, motion_other, radii, nx, ny, on_face, t, left):
     """First delay (s; inf beyond ``left``) at which vertex ``row`` of a shape can come within the other
     shape, n (unit, from the other's nearest point to the vertex) its direction now: the better of the
@@ -424,7 +424,7 @@ def _feature_step(verts, row, motion, verts_other, motion_other, radii, nx, ny, 
     return step
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _approach_rate(motion_a, motion_b, placed, placed_normals, row, first, end, distance, nx, ny, edge, on_face,
                    slack, t):  # fmt: skip
     """Rate (m/s) of the gap of vertex feature ``row`` (placed; the other outline rows ``first:end``, its
@@ -449,7 +449,7 @@ def _approach_rate(motion_a, motion_b, placed, placed_normals, row, first, end, 
     return max(rate, placed_normals[other, 0] * ux + placed_normals[other, 1] * uy)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _displacement_bound(motion, reach, horizon):
     """How far (m) any point of a body within ``reach`` (m) of its frame origin can move in ``horizon`` s:
     ``|v| H + |a| H^2 / 2`` for the origin, plus the arc ``|omega| H reach`` of the turning (a chord is
@@ -458,7 +458,7 @@ def _displacement_bound(motion, reach, horizon):
             + abs(motion[7]) * reach) * horizon  # fmt: skip
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _feature_report(ka, kab, slack):
     """(kab,) the gap (m) at which each vertex feature of a touching pair (A's ``ka`` vertices, then B's) is a
     contact: ``slack``, or inf for a feature that never counts (-inf, set later, while one is held)."""
@@ -470,13 +470,13 @@ def _feature_report(ka, kab, slack):
     return report
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _speed_bound(motion, reach):
     """The greatest speed (m/s) now of a body's material point within ``reach`` (m) of its frame origin."""
     return math.hypot(motion[2], motion[3]) + abs(motion[7]) * reach
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _touching_feature_approaches(motion_a, motion_b, placed, placed_normals, ka, radii, report, slack, speed_tol):
     """Whether a touching feature (gap within ``slack``) of a pair placed at 0 approaches faster than
     ``speed_tol`` (m/s): a contact now."""
@@ -492,7 +492,7 @@ def _touching_feature_approaches(motion_a, motion_b, placed, placed_normals, ka,
     return False
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _touching_pair_time(verts_a, radius_a, motion_a, verts_b, radius_b, motion_b, frame_normals, placed,
                         placed_normals, horizon, slack, speed_tol, max_iterations):  # fmt: skip
     """`pair_contact_time` for a pair that touches at 0 (``placed`` at 0): the first *new* contact.
@@ -588,7 +588,7 @@ def _touching_pair_time(verts_a, radius_a, motion_a, verts_b, radius_b, motion_b
 # The searches
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def pair_contact_time(verts_a, radius_a, motion_a, verts_b, radius_b, motion_b, horizon, slack, speed_tol,
                       max_iterations):  # fmt: skip
     """First time (s) in [0, ``horizon``] at which rounded convex shapes A and B make a new contact (gap <=
@@ -638,7 +638,7 @@ def pair_contact_time(verts_a, radius_a, motion_a, verts_b, radius_b, motion_b, 
     return INF, t, max_iterations
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _vertex_height(verts, i, motion, x, y, vx, vy, c, s, wall_point, nx, ny):
     """Height (m) of vertex i above the wall line along its unit normal n, and its rate (m/s), for the
     frame at origin (x, y), velocity (vx, vy), angle of cosine c and sine s."""
@@ -649,7 +649,7 @@ def _vertex_height(verts, i, motion, x, y, vx, vy, c, s, wall_point, nx, ny):
     return height, rate
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _touching_wall_time(verts, radius, motion, wall_point, wall_normal, horizon, slack, speed_tol, max_iterations):
     """`wall_contact_time` for a shape that touches the wall at 0: each vertex is a feature, held or not
     as in `_touching_pair_time`. A vertex's height is exact to second order, so a held vertex's hold time
@@ -710,7 +710,7 @@ def _touching_wall_time(verts, radius, motion, wall_point, wall_normal, horizon,
     return INF, t, max_iterations
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def wall_contact_time(verts, radius, motion, wall_point, wall_normal, horizon, slack, speed_tol, max_iterations):
     """First time (s) in [0, ``horizon``] at which a rounded convex shape makes a new contact with a wall (the
     line through ``wall_point`` with unit inward normal ``wall_normal``; the body lives on the side it

@@ -21,9 +21,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from ..config import ROUNDOFF
+from ..jit import inlined, kernel
 from .roots import first_crossing, quadratic_crossing
 
 INF = math.inf
@@ -33,7 +33,7 @@ INF = math.inf
 ORIGIN = np.zeros(3)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def relative_products(xi, xj, vi, vj, ai, aj, reach2):
     """Products of body j's position, velocity and acceleration relative to body i's (rows, m, m/s,
     m/s^2): ``xx, xv, vv, xa, va, aa`` (``xv = dx . dv`` and so on), and, for a pair closer than
@@ -63,7 +63,7 @@ def relative_products(xi, xj, vi, vj, ai, aj, reach2):
     return xx, xv, vv, xa, va, aa, approach
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def pair_contact_time(dx, dv, da, contact_distance, slack, horizon, speed_tol):
     """Delay until two spheres touch, or inf if not within ``horizon`` (s).
 
@@ -75,7 +75,7 @@ def pair_contact_time(dx, dv, da, contact_distance, slack, horizon, speed_tol):
     return contact_time(*products, contact_distance, slack, horizon, speed_tol)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def contact_time(xx, xv, vv, xa, va, aa, approach, contact_distance, slack, horizon, speed_tol):
     """`pair_contact_time` from `relative_products` (scalars only: a hot loop hands over no array)."""
     s2 = contact_distance * contact_distance
@@ -98,7 +98,7 @@ def contact_time(xx, xv, vv, xa, va, aa, approach, contact_distance, slack, hori
     return first_crossing(c0, c1, c2, c3, c4, 0.0, horizon, True)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def out_of_reach(xx, vv, aa, contact_distance, horizon):
     """Cheap rejection: whether two spheres at squared distance ``xx`` (m^2), not touching, with squared
     relative speed ``vv`` and acceleration ``aa``, stay apart for ``horizon`` (s): their distance cannot
@@ -108,7 +108,7 @@ def out_of_reach(xx, vv, aa, contact_distance, horizon):
     return math.sqrt(xx) - contact_distance > reach
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def wall_contact_time(gap, normal_speed, normal_accel, slack, horizon, speed_tol):
     """Delay until a sphere touches a wall, or inf. ``gap = n . (x - p) - R`` (m), ``normal_speed =
     n . v`` and ``normal_accel = n . a`` along the wall's inward normal n; the body touches the wall while
@@ -128,7 +128,7 @@ def wall_contact_time(gap, normal_speed, normal_accel, slack, horizon, speed_tol
     return quadratic_crossing(gap, normal_speed, c2, 0.0, horizon, True)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def walls_within(b, reach, x, radius, wall_p, wall_n):
     """How many walls a loop over body b's walls must visit: all of them if one has a plane gap of at most
     ``reach`` (m), none otherwise. Most bodies are far from every wall: one branch instead of one per wall."""
@@ -138,7 +138,7 @@ def walls_within(b, reach, x, radius, wall_p, wall_n):
     return wall_p.shape[0] if nearest <= reach else 0
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def wall_slack_bound(b, x, radius, wall_size, tol):
     """An upper bound (m) of `wall_slack` of body b for every wall, ``wall_size`` the largest wall-point
     coordinate: the same operations on a size no smaller (rounding is monotone)."""
@@ -148,7 +148,7 @@ def wall_slack_bound(b, x, radius, wall_size, tol):
     return wall_touch_slack(radius[b], size, tol)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def wall_reach(b, x, v, a, radius, wall_size, tol, horizon):
     """A gap (m) beyond which body b touches no wall within ``horizon`` (s): `wall_slack_bound` plus
     ``2 (|v|_1 h + |a|_1 h^2)``, which bounds ``|n.v| h + |n.a| h^2 / 2`` for every unit normal n, round-off
@@ -161,7 +161,7 @@ def wall_reach(b, x, v, a, radius, wall_size, tol, horizon):
     return wall_slack_bound(b, x, radius, wall_size, tol) + 2.0 * (speed * horizon + accel * horizon * horizon)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def wall_plane_gap(b, k, x, radius, wall_p, wall_n):
     """Signed gap (m) of body b from the plane of wall k."""
     gap = -radius[b]
@@ -170,7 +170,7 @@ def wall_plane_gap(b, k, x, radius, wall_p, wall_n):
     return gap
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def touch_slack(r_i, r_j, size, tol):
     """The touching rule of both engines: two balls of radii r_i and r_j (m) touch while their gap is at
     most this (m): ``tol`` times the smaller radius, plus the round-off of coordinates of magnitude ``size``
@@ -185,13 +185,13 @@ def touch_slacks(r_i, r_j, x_i, x_j, tol):
     return tol * np.minimum(r_i, r_j) + ROUNDOFF * size
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def wall_touch_slack(r, size, tol):
     """`touch_slack` of a ball of radius r (m) and a wall: ``tol`` times its radius, plus round-off."""
     return tol * r + ROUNDOFF * size
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def pair_slack(i, j, x, radius, tol):
     """Gap (m) up to which bodies i and j touch: ``tol`` times the smaller radius, plus round-off."""
     size = 0.0
@@ -200,7 +200,7 @@ def pair_slack(i, j, x, radius, tol):
     return touch_slack(radius[i], radius[j], size, tol)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def wall_slack(b, k, x, radius, wall_p, tol):
     """Gap (m) up to which body b touches wall k: ``tol`` times its radius, plus round-off."""
     size = 0.0
@@ -209,7 +209,7 @@ def wall_slack(b, k, x, radius, wall_p, tol):
     return wall_touch_slack(radius[b], size, tol)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def pair_gap(b, j, x, radius, tol, normal_out):
     """Surface gap (m) of bodies b and j (both at the same time), 0 while they touch; writes the unit
     normal b -> j. The touching test is the prediction's (`pair_contact_time`)."""
@@ -228,14 +228,14 @@ def pair_gap(b, j, x, radius, tol, normal_out):
     return dist - s
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def wall_gap(b, k, x, radius, wall_p, wall_n, tol):
     """Surface gap (m) of body b from wall k, 0 while it touches."""
     gap = wall_plane_gap(b, k, x, radius, wall_p, wall_n)
     return 0.0 if gap <= wall_slack(b, k, x, radius, wall_p, tol) else gap
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def centripetal(c, ci, cj, cn, x, v):
     """|v_rel,t|^2 / D for a body pair: how fast the gap of a sliding contact opens by curvature."""
     i = ci[c]

@@ -40,7 +40,6 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from ..contact.law import apply_impulse, approach_speed
 from ..contact.layout import APPROACH, IMPULSE, RESTITUTION, TARGET
@@ -54,6 +53,7 @@ from ..contact.solver import (
 )
 from ..errors import CRUSHED, OK, REBUILD, STALLED
 from ..intrinsics import prefetch
+from ..jit import inlined, kernel
 from ..kinematics import advance, advance_all, spin_all
 from ..materials import pair_restitution
 from ..narrowphase.spheres import pair_gap
@@ -227,7 +227,7 @@ class Outcome(NamedTuple):
     stalled: int  # the body that stopped the drift (STALLED, CRUSHED), else -1
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def contact_capacity(n, n_wall, n_entry):
     """The most contacts the drift holds at once: each body's candidates and walls, once (a gather takes each
     pair once; an event expands each body at most once)."""
@@ -276,7 +276,7 @@ def carried_forces(work: Work, fwork, n_carried: int) -> tuple[np.ndarray, np.nd
     return work.out_keys[:n_carried].copy(), work.out_values[:n_carried].copy(), held
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _wall_size(wall_p):
     """The largest wall-point coordinate (m; `wall_slack_bound`)."""
     size = 0.0
@@ -287,7 +287,7 @@ def _wall_size(wall_p):
 
 
 # no reference counting in the event loop (calls on every array): it allocates nothing
-@njit(cache=True, forceinline=False, _nrt=False)
+@kernel(refcounts=False)
 def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
     """Advance every active body from t0 to T (s, relative to the step start): the resting set and its
     forces, then every event in time order (an impact solved in rounds, the forces around it solved again,
@@ -320,7 +320,7 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
         predict_all(t0, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, wall_size,
                      rest_wall, tol, speed_tol, ev_time, ev_partner, False, resting_gap, ci, cj, ck, cn, cw,
                      nrm)  # fmt: skip
-    if fr.enabled:
+    if fr is not None:
         for b in range(n):
             _with_regime(b, fw, ev_time, ev_partner, cnt)
     size = heap_build(ev_time, heap_t, heap_b, where)  # (every trajectory count is 0 until the first event)
@@ -343,7 +343,7 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
             )  # fmt: skip
             if 0 <= ev_partner[i] < n:
                 ev_count[i] = cnt[ev_partner[i]]
-            if fr.enabled:
+            if fr is not None:
                 _with_regime(i, fw, ev_time, ev_partner, cnt)
             size = heap_update(heap_t, heap_b, where, size, i, ev_time[i])
             continue
@@ -393,7 +393,7 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
         # ---- the resting set and its forces around the bodies involved: the forces their contacts carried
         # are taken off both bodies and solved anew with both free (neighbours' other contacts as they are)
         ns = 0
-        if fr.enabled:  # (every spin brought to now before the angular accelerations change)
+        if fr is not None:  # (every spin brought to now before the angular accelerations change)
             spin_contacts(range(nc), ci, cj, t_now, bodies, fw.tw)
         for c in range(nc):
             limit = rest_limit(c, ci, cj, a, a_smooth, rested, T, resting_speed, speed_tol, restitution, wall_e, rule,
@@ -403,7 +403,7 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
             cw[c, RESTING] = 1.0 if rests else 0.0
             if cw[c, FORCE] != 0.0:
                 apply_impulse(c, -cw[c, FORCE], ci, cj, cn, a, inv_mass)
-                if fr.enabled:
+                if fr is not None:
                     take_off_held(c, ci, cj, ck, start, nbrs, bodies, fw)
             if rests:
                 sel[ns] = c
@@ -416,10 +416,10 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
             contact_forces(sel[:ns], ci, cj, cn, cw, x, v, a, inv_mass, w.solver, h_left, lcp_iterations,
                            rest_tol_a, rest_stall_a)  # fmt: skip
             held = True
-            if fr.enabled:
+            if fr is not None:
                 force_friction(sel[:ns], ci, cj, cn, cw, t_now, h_left, bodies, fr, fw, w.solver.per_body,
                                lcp_iterations, rest_tol_a, speed_tol)  # fmt: skip
-        if fr.enabled:  # the next changes of regime of the bodies whose every contact was gathered
+        if fr is not None:  # the next changes of regime of the bodies whose every contact was gathered
             for q in range(n_cluster):
                 fw.regime[cluster[q]] = INF
             note_regimes(sel[:ns], ci, cj, cn, t_now, bodies, fw, speed_tol)
@@ -428,7 +428,7 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
                 continue
             record_resting(c, cw[c, IMPULSE] if cw[c, RESTING] != 0.0 else 0.0, ci, cj, ck, cw, start, nbrs, rest_pair,
                     f_pair, rest_wall, f_wall)  # fmt: skip
-            if fr.enabled:
+            if fr is not None:
                 record_held(c, cw[c, RESTING] != 0.0, ci, cj, ck, cn, start, nbrs, bodies, fw)
             for b in (ci[c], cj[c]):  # every body whose acceleration changed is re-predicted
                 if b >= 0 and inv_mass[b] != 0.0 and not expanded[b]:
@@ -461,7 +461,7 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
                 b, t_now, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n,
                 wall_size, rest_wall, tol, speed_tol,
             )  # fmt: skip
-            if fr.enabled:
+            if fr is not None:
                 _with_regime(b, fw, ev_time, ev_partner, cnt)
             q_partner = ev_partner[b]
             if 0 <= q_partner < n:
@@ -486,16 +486,16 @@ def drift(bodies, lists, walls, materials, fr, carried, s, log, w, fw, t0, T):
 
     t_end = T if status == OK else t_now
     advance_all(t_end, x, v, a, tb, active)
-    if fr.enabled:
+    if fr is not None:
         spin_all(t_end, bodies.w, bodies.alpha, bodies.orientation, fw.tw, active)
-    n_carried, walls_held = _carry_out(bodies, lists, carried, w, fr.enabled, fw, held)
-    if fr.enabled:
+    n_carried, walls_held = _carry_out(bodies, lists, carried, w, fr is not None, fw, held)
+    if fr is not None:
         clear_held(fw)
     return Outcome(t_end, status, impacts, n_log, capped, events, n_carried, deepest, held, walls_held, stalled)
 
 
 # no reference counting (called on every event): it allocates nothing
-@njit(cache=True, forceinline=False, _nrt=False)
+@kernel(refcounts=False)
 def impact_rounds(
     bodies, lists, walls, materials, fr, settings, log, w, fw, wall_size, held, t_now, T, nc, n_cluster, n_log
 ):
@@ -562,7 +562,7 @@ def impact_rounds(
             # at once, perfectly inelastic. Sequential rounds would shrink such approaches only
             # geometrically.
             ns = inelastic_selection(sel, ci, cj, cn, cw, v, a, a_smooth, rested, T, resting_speed, nc, capped_now)
-        if fr.enabled and impact_coefficients(sel[:ns], ci, cj, radius, fr, fw):
+        if fr is not None and impact_coefficients(sel[:ns], ci, cj, radius, fr, fw):
             # every contact at once, from the same velocities: in any order the same
             solve_accelerated(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], w.solver,
                               lcp_iterations, lcp_tol_v)  # fmt: skip
@@ -582,7 +582,7 @@ def impact_rounds(
                 if log_enabled:
                     n_log = log_impact(log, n_log, t_now, ci[c], cj[c], cn[c], 1.0, cw[c, IMPULSE], cw[c, APPROACH],
                                        cw[c, RESTITUTION])  # fmt: skip
-                    if fr.enabled and n_log <= len(log.time):
+                    if fr is not None and n_log <= len(log.time):
                         for d in range(dim):
                             log.tangential[n_log - 1, d] = fw.force[c, d]
             for b in (ci[c], cj[c]):
@@ -604,7 +604,7 @@ def impact_rounds(
 REGIME_EVENTS = 32
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _with_regime(b, fw, ev_time, ev_partner, cnt):
     """Body b's next event: its predicted contact, or its next change of friction regime if earlier (while it
     has had fewer than `REGIME_EVENTS` events in this drift)."""
@@ -613,7 +613,7 @@ def _with_regime(b, fw, ev_time, ev_partner, cnt):
         ev_partner[b] = REGIME
 
 
-@njit(cache=True, forceinline=False, _nrt=False)
+@kernel(refcounts=False)
 def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_size, t0, T):
     """Start a drift: every body at t0 with its smooth acceleration, the near contacts gathered, and the
     resting set over them: one perfectly inelastic velocity solve and one force solve (warm-started from
@@ -647,7 +647,7 @@ def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_si
     for b in range(n):
         for d in range(dim):
             a[b, d] = a_smooth[b, d]
-    if fr.enabled:
+    if fr is not None:
         bodies.alpha[:] = 0.0
         fw.tw[:] = t0
         fw.regime[:] = INF
@@ -683,13 +683,13 @@ def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_si
         if slow:  # perfectly inelastic: approach no faster than the gap can take (all at once, in any order)
             solve_accelerated(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], w.solver,
                               lcp_iterations, rest_tol_v)  # fmt: skip
-            if fr.enabled and impact_coefficients(sel[:ns], ci, cj, radius, fr, fw):
+            if fr is not None and impact_coefficients(sel[:ns], ci, cj, radius, fr, fw):
                 impact_friction(sel[:ns], ci, cj, cn, cw, t0, bodies, fw, w.solver.per_body, lcp_iterations,
                                 rest_tol_v)  # fmt: skip
         # warm start: each contact's force at the end of the last step (keys i * n + j, i < j), and with
         # friction, the contacts held in a cluster start from their friction too
-        n_lone = _lone_first(sel, ns, ci, cj, inv_mass, w.solver.per_body, fw.held) if fr.enabled else ns
-        warm_friction = fr.enabled and len(carried.friction) == len(force_keys)
+        n_lone = _lone_first(sel, ns, ci, cj, inv_mass, w.solver.per_body, fw.held) if fr is not None else ns
+        warm_friction = fr is not None and len(carried.friction) == len(force_keys)
         for s in range(ns):
             c = sel[s]
             i, j = ci[c], cj[c]
@@ -705,22 +705,22 @@ def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_si
             cw[c, IMPULSE] = f
             if f != 0.0:
                 apply_impulse(c, f, ci, cj, cn, a, inv_mass)
-            if fr.enabled:
+            if fr is not None:
                 for d in range(3):
                     fw.force[c, d] = 0.0
                     fw.torque[c, d] = 0.0
-            if s >= n_lone and f != 0.0:
-                if j < 0:
-                    start_held(c, carried.wall_friction[i, -1 - j], ci, cj, cn, bodies, fw)
-                elif warm_friction:
-                    start_held(c, carried.friction[k], ci, cj, cn, bodies, fw)
+                if s >= n_lone and f != 0.0:
+                    if j < 0:
+                        start_held(c, carried.wall_friction[i, -1 - j], ci, cj, cn, bodies, fw)
+                    elif warm_friction:
+                        start_held(c, carried.friction[k], ci, cj, cn, bodies, fw)
         # Without friction, every force is solved here. With it, only the lone contacts' normal forces: a
         # cluster's normal and friction rows are solved together from the warm start (`force_friction`),
         # and a solve of its normal rows alone would only move them towards the frictionless answer.
         tol_n = normal_targets(sel[:ns], ci, cj, cn, cw, x, v, h, rest_tol_a)
         solve_accelerated(sel[:n_lone], ci, cj, cn, cw[:, TARGET], a, inv_mass, cw[:, IMPULSE], w.solver,
                           lcp_iterations, tol_n, True, rest_stall_a)  # fmt: skip
-        if fr.enabled:
+        if fr is not None:
             force_friction(sel[:ns], ci, cj, cn, cw, t0, h, bodies, fr, fw, w.solver.per_body, lcp_iterations,
                            rest_tol_a, speed_tol, True)  # fmt: skip
             note_regimes(sel[:ns], ci, cj, cn, t0, bodies, fw, speed_tol)
@@ -728,13 +728,13 @@ def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_si
         for s in range(ns):
             c = sel[s]
             record_resting(c, cw[c, IMPULSE], ci, cj, ck, cw, start, nbrs, rest_pair, f_pair, rest_wall, f_wall)
-            if fr.enabled:
+            if fr is not None:
                 record_held(c, True, ci, cj, ck, cn, start, nbrs, bodies, fw)
 
     return nc, deepest, held, fused
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _lone_first(sel, ns, ci, cj, inv_mass, per_body, clustered):
     """Order ``sel[:ns]`` so that the contacts whose movable bodies touch nothing else among them come first,
     and mark the others in ``clustered`` (by contact; `mark_clustered`). ``per_body`` is a (bodies,) array
@@ -750,7 +750,7 @@ def _lone_first(sel, ns, ci, cj, inv_mass, per_body, clustered):
     return n_lone
 
 
-@njit(cache=True, forceinline=False, _nrt=False)
+@kernel(refcounts=False)
 def _carry_out(bodies, lists, carried, w, friction, fw, held):
     """End a drift: the resting forces carried to the next step's warm start (pairs into ``w.out_keys``,
     ``w.out_values``; walls into ``carried.wall_force``; with ``friction``, their friction into
@@ -787,7 +787,7 @@ def _carry_out(bodies, lists, carried, w, friction, fw, held):
     return n_carried, walls_held
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def merge_pair(bodies, settings, log, n_log, t_now, i, p, nrm):
     """Merge mode: bodies i and p (both at ``t_now``) become one if they touch (`_merge`), the impact logged.
     Returns (whether they merged, n_log)."""
@@ -807,7 +807,7 @@ def merge_pair(bodies, settings, log, n_log, t_now, i, p, nrm):
     return True, n_log
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def resolve_instant(bodies, lists, walls, materials, fr, settings, log, w, fw, i, p):
     """The impact of bodies i and p (p = -1 - k: wall k), touching now, every body at this instant (time 0) and
     no contact held: in merge mode two bodies merge; otherwise it is solved in rounds (`impact_rounds`) with
@@ -839,7 +839,7 @@ def resolve_instant(bodies, lists, walls, materials, fr, settings, log, w, fw, i
     return impacts, n_log, capped, crushed
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _merge(s, o, x, v, a_smooth, inv_mass, mass, radius, inv_inertia, active, dim):
     """Body o joins body s: mass, momentum and volume (area in 2D) conserved, placed at the centre of
     mass. If either is fixed the result is fixed, where the fixed one is."""

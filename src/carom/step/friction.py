@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from ..contact.friction import (
     MU_K,
@@ -50,6 +49,7 @@ from ..contact.friction import (
 from ..contact.law import apply_impulse, approach_speed
 from ..contact.layout import IMPULSE, TARGET
 from ..contact.solver import alone, mark_clustered, nesterov_momentum, tally_contacts
+from ..jit import inlined, kernel
 from ..kinematics import spin_to
 from .predict import NO_PARTNER
 from .resting import MOTION_FRACTION
@@ -72,7 +72,7 @@ BREAKAWAY_ROUNDS = 2
 STICK_FACTOR = 1e3
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def spin_contacts(sel, ci, cj, t, bodies, tw):
     """Turn both bodies of every contact in ``sel`` to time t."""
     for c in sel:
@@ -81,7 +81,7 @@ def spin_contacts(sel, ci, cj, t, bodies, tw):
             spin_to(cj[c], t, bodies.w, bodies.alpha, bodies.orientation, tw)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def impact_coefficients(sel, ci, cj, radius, fr, fw):
     """Set up a round of impacts at the contacts ``sel`` for `impact_friction`: their coefficients as the
     Coulomb impulse model has them (the kinetic cone, no rolling or spinning impulse), no friction impulse
@@ -104,7 +104,7 @@ def impact_coefficients(sel, ci, cj, radius, fr, fw):
     return rough
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def impact_friction(sel, ci, cj, cn, cw, t, bodies, fw, per_body, iterations, tol):
     """The normal and friction impulses of one round of impacts (set up by `impact_coefficients`), solved
     together (`solve_joint` on the velocities, every contact at once, so in any order the same): Newton's
@@ -115,7 +115,7 @@ def impact_friction(sel, ci, cj, cn, cw, t, bodies, fw, per_body, iterations, to
     solve_joint(sel, ci, cj, cn, cw, bodies, bodies.v, bodies.w, fw, per_body, min(iterations, JOINT_SWEEPS), tol)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def force_friction(sel, ci, cj, cn, cw, t, h, bodies, fr, fw, per_body, iterations, tol_a, slip_tol, warm=False):
     """The friction forces and torques of the resting contacts ``sel`` (their normal forces solved already by
     `contact_forces` for the h seconds left, in ``cw[:, IMPULSE]``, added to the accelerations).
@@ -149,7 +149,7 @@ def force_friction(sel, ci, cj, cn, cw, t, h, bodies, fr, fw, per_body, iteratio
             break
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def start_held(c, held, ci, cj, cn, bodies, fw):
     """Contact c's friction force and torque start at ``held`` (6: force, torque on body j, N and N m; the
     last step's), less any force along its normal now, applied to the accelerations. Its earlier ones must
@@ -166,7 +166,7 @@ def start_held(c, held, ci, cj, cn, bodies, fw):
                    bodies.inv_inertia)  # fmt: skip
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _trim_start(c, ci, cj, cn, bodies, fw):
     """Of contact c's starting friction (`start_held`), take off what its solve would not move: all of it
     unless it is held with its cluster (a lone contact starts from 0, so that its regimes stay exact), the
@@ -197,7 +197,7 @@ def _trim_start(c, ci, cj, cn, bodies, fw):
         fw.torque[c, d] = kept_tau[d]
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _hold_clusters(sel, ci, cj, cn, bodies, fw, per_body, h, stick):
     """Hold the contacts of ``sel`` that share a movable body with another contact of ``sel`` at the level of
     velocities: no kinetic row along the present slip (rolling, spinning); static rows that take all of it
@@ -226,7 +226,7 @@ def _hold_clusters(sel, ci, cj, cn, bodies, fw, per_body, h, stick):
     return clustered
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _fastest(sel, ci, cj, cn, bodies):
     """The fastest normal speed or slip (m/s) among the contacts ``sel``: the joint solve need not be more
     exact than ``MOTION_FRACTION`` of it per second left (`carom.step.resting.MOTION_FRACTION`), and as the
@@ -239,7 +239,7 @@ def _fastest(sel, ci, cj, cn, bodies):
     return fastest
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _block_bound(c, ci, cj, bodies, per_body, turning):
     """A bound (1/kg) on the absolute row sums of contact c's rows of the Delassus operator, the variables
     being forces and torques over R_eff (N), the rates m/s^2 (Gershgorin's circles): each contact sharing a
@@ -253,7 +253,7 @@ def _block_bound(c, ci, cj, bodies, per_body, turning):
     return bound
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _own_bounds(c, ci, cj, bodies, fw):
     """The diagonal entries (1/kg) of contact c's rows, into ``fw.joint[c, 14:17]``: normal ``1/m_i + 1/m_j``,
     tangential ``k_t``, torque over R_eff ``R_eff^2 k_r`` (`carom.contact.friction`). For balls the normal
@@ -272,13 +272,13 @@ def _own_bounds(c, ci, cj, bodies, fw):
     fw.joint[c, 16] = fw.coef[c, R_EFF] ** 2 * k_r
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _bound(c, fw, d):
     """Contact c's step bound (1/kg) for its force d of 7: normal, friction (3), torque over R_eff (3)."""
     return fw.joint[c, 14 if d == 0 else (15 if d < 4 else 16)]
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _trial(c, ci, cj, cn, cw, bodies, v, w, fw, out):
     """Contact c's forces after a projected gradient step from its extrapolated ones (``fw.joint[c, :7]``,
     whose effect the rates ``v``, ``w`` hold), of the inverse of its bounds (`_bound`), projected onto its
@@ -325,7 +325,7 @@ def _trial(c, ci, cj, cn, cw, bodies, v, w, fw, out):
     out[4], out[5], out[6] = q0, q1, q2
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _apply_forces(c, ci, cj, cn, bodies, v, w, d):
     """Apply the change ``d`` (7: normal, friction, torque) of contact c's forces to the rates ``v``, ``w``."""
     if d[0] != 0.0:
@@ -334,7 +334,7 @@ def _apply_forces(c, ci, cj, cn, bodies, v, w, d):
                    bodies.inv_inertia)  # fmt: skip
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def solve_joint(sel, ci, cj, cn, cw, bodies, v, w, fw, per_body, iterations, tol):
     """The normal and friction rows of the contacts ``sel`` solved together, on accelerations (forces) or
     velocities (impulses) ``v``, ``w``: each contact's normal force to its target (``cw[:, TARGET]``, into
@@ -375,7 +375,7 @@ def solve_joint(sel, ci, cj, cn, cw, bodies, v, w, fw, per_body, iterations, tol
     return sweeps + _refine(sel, ci, cj, cn, cw, bodies, v, w, fw, per_body, POLISH_SWEEPS)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _change(c, fw, d, step):
     """How much a change ``step`` of contact c's force d (of 7) moves the rates by its bound (`_bound`):
     m/s^2 (m/s), a torque's over R_eff."""
@@ -384,7 +384,7 @@ def _change(c, fw, d, step):
     return abs(step) * _bound(c, fw, d) * scale
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _gradient_sweeps(sel, ci, cj, cn, cw, bodies, v, w, fw, iterations, tol, momentum):
     """`solve_joint`'s sweeps from the forces in ``cw[:, IMPULSE]``, ``fw.force``, ``fw.torque`` (its bounds
     in ``fw.joint[:, 14:17]``): projected gradient steps, Nesterov's accelerated ones with adaptive restart
@@ -434,7 +434,7 @@ def _gradient_sweeps(sel, ci, cj, cn, cw, bodies, v, w, fw, iterations, tol, mom
     return iterations, False
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _refine(sel, ci, cj, cn, cw, bodies, v, w, fw, per_body, iterations):
     """End `solve_joint` with Jacobi steps: every contact steps at once, from the same rates, by the
     inverses of its diagonal entries (`_own_bounds`); then (`_damp`) by those over the count of row groups
@@ -453,7 +453,7 @@ def _refine(sel, ci, cj, cn, cw, bodies, v, w, fw, per_body, iterations):
     return steps
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _damp(sel, ci, cj, bodies, fw, per_body, dim):
     """Multiply the step bounds of each contact (``fw.joint[:, 14:17]``) by the count of row groups
     (`_groups`) acting on its busiest movable body. Returns whether any count is over 1."""
@@ -478,7 +478,7 @@ def _damp(sel, ci, cj, bodies, fw, per_body, dim):
     return damped
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _jacobi(sel, ci, cj, cn, cw, bodies, v, w, fw, iterations):
     """At most ``iterations`` steps in which every contact steps at once, from the same rates, by the
     inverses of its bounds (``fw.joint[:, 14:17]``), while each step shrinks the largest change of a rate
@@ -514,14 +514,14 @@ def _jacobi(sel, ci, cj, cn, cw, bodies, v, w, fw, iterations):
     return iterations
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _groups(c, fw, dim):
     """Contact c's groups of rows each orthogonal within (in the bodies' inverse masses), that together
     act on a body: normal and tangential (1), and the torque rows (1 more) where it rolls or spins."""
     return 2.0 if fw.coef[c, MU_R] != 0.0 or (dim == 3 and fw.coef[c, MU_SP] != 0.0) else 1.0
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _move(c, ci, cj, cn, cw, bodies, v, w, fw, first, delta):
     """Contact c's forces become ``fw.joint[c, first:first + 7]``, and the rates follow."""
     for d in range(7):
@@ -530,7 +530,7 @@ def _move(c, ci, cj, cn, cw, bodies, v, w, fw, first, delta):
     _apply_forces(c, ci, cj, cn, bodies, v, w, delta)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _hold(c, cw, fw, first):
     """Keep contact c's forces in ``fw.joint[c, first:first + 7]``."""
     fw.joint[c, first] = cw[c, IMPULSE]
@@ -539,7 +539,7 @@ def _hold(c, cw, fw, first):
         fw.joint[c, first + 4 + d] = fw.torque[c, d]
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _force(c, cw, fw, d):
     """Contact c's force d of 7: normal, friction (3), torque (3)."""
     if d == 0:
@@ -547,7 +547,7 @@ def _force(c, cw, fw, d):
     return fw.force[c, d - 1] if d < 4 else fw.torque[c, d - 4]
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _take(c, cw, fw, first):
     """Contact c's forces become ``fw.joint[c, first:first + 7]``."""
     cw[c, IMPULSE] = fw.joint[c, first]
@@ -556,7 +556,7 @@ def _take(c, cw, fw, first):
         fw.torque[c, d] = fw.joint[c, first + 4 + d]
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _held_rows(c, ci, cj, ck, start, nbrs):
     """Where contact c's contributions are kept: the candidate entries of j in i's row and of i in j's row
     (-1, -1 for a wall)."""
@@ -567,7 +567,7 @@ def _held_rows(c, ci, cj, ck, start, nbrs):
     return ck[c], lo + np.searchsorted(nbrs[lo : start[j + 1]], ci[c])
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def take_off_held(c, ci, cj, ck, start, nbrs, bodies, fw):
     """Take what held contact c added (friction and rolling torque) off its bodies' accelerations."""
     i, j = ci[c], cj[c]
@@ -576,7 +576,7 @@ def take_off_held(c, ci, cj, ck, start, nbrs, bodies, fw):
     _take_off(bodies.alpha, i, j, m_i, m_j, fw.pair_alpha, fw.wall_alpha)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _take_off(rate, i, j, m_i, m_j, pair, wall):
     """Subtract from ``rate`` what one contact recorded in ``pair`` (rows m_i, m_j) or ``wall`` (j < 0)."""
     for d in range(rate.shape[1]):
@@ -587,7 +587,7 @@ def _take_off(rate, i, j, m_i, m_j, pair, wall):
             rate[j, d] -= pair[m_j, d]
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def record_held(c, held, ci, cj, ck, cn, start, nbrs, bodies, fw):
     """Record what contact c adds to its bodies' accelerations: its friction force and rolling torque if
     ``held`` (in the resting set), else nothing."""
@@ -620,7 +620,7 @@ def record_held(c, held, ci, cj, ck, cn, start, nbrs, bodies, fw):
             fw.pair_alpha[m_j, d] = dw[d] if d < rot else 0.0
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def note_regimes(sel, ci, cj, cn, t, bodies, fw, slip_tol):
     """Each resting contact's next change of regime (`regime_time`) as an event of one of its movable bodies
     (the earliest per body, in ``fw.regime``)."""
@@ -632,7 +632,7 @@ def note_regimes(sel, ci, cj, cn, t, bodies, fw, slip_tol):
         fw.regime[b] = min(fw.regime[b], t + dt)
 
 
-@njit(cache=True, forceinline=False, _nrt=False)
+@kernel(refcounts=False)
 def clear_held(fw):
     """Zero the held contributions at the end of a drift, once carried out (`carom.step.drift`)."""
     fw.pair_a[:] = 0.0

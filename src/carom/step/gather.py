@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from ..contact.layout import SHARED_COLUMNS
+from ..jit import inlined, kernel
 from ..kinematics import advance
 from ..narrowphase.spheres import pair_gap, pair_slack, wall_gap, wall_plane_gap, wall_slack_bound, walls_within
 
@@ -28,7 +28,7 @@ RESTING, GAP, FORCE, UPDATE = range(SHARED_COLUMNS, SHARED_COLUMNS + 4)
 CONTACT_COLUMNS = SHARED_COLUMNS + 4
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def put_contact(ci, cj, ck, cn, cw, c, i, j, m, normal, sign, gap, resting, force):
     """Write contact c: bodies i-j (``m``: the entry of j in i's candidate list, -1 for a wall), unit normal
     i -> j (``sign * normal``), gap (m), resting flag and the force it carries (N)."""
@@ -42,7 +42,7 @@ def put_contact(ci, cj, ck, cn, cw, c, i, j, m, normal, sign, gap, resting, forc
     cw[c, FORCE] = force
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def near_gap(resting_gap, r, reach):
     """The gap (m) within which a contact is near: ``resting_gap`` of the (smaller) radius r, or ``reach``
     if larger (None: not that; a branch Numba prunes, so the hot loop of a gas stays lean)."""
@@ -52,7 +52,7 @@ def near_gap(resting_gap, r, reach):
     return near
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def near_pair(b, j, m, x, radius, tol, resting_gap, reach, ci, cj, ck, cn, cw, nc, nrm, deepest):
     """`gather_near` for pair b-j (entry m of b's list, j > b): the contact is written at nc if it is near.
     Returns the new (nc, deepest). ``reach`` (m) or None: see `gather_near`."""
@@ -70,14 +70,14 @@ def near_pair(b, j, m, x, radius, tol, resting_gap, reach, ci, cj, ck, cn, cw, n
     return nc + 1, min(deepest, (math.sqrt(dist2) - radius[b] - radius[j]) / min(radius[b], radius[j]))
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def near_wall_reach(b, x, radius, wall_size, tol, resting_gap, reach):
     """A plane gap (m) beyond which body b is near no wall: beyond the resting gap, ``reach`` (m) and the
     touching slack of every wall (`wall_slack_bound`)."""
     return max(near_gap(resting_gap, radius[b], reach), wall_slack_bound(b, x, radius, wall_size, tol))
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def near_wall(b, k, plane_gap, x, radius, wall_p, wall_n, tol, resting_gap, reach, ci, cj, ck, cn, cw, nc, deepest):
     """`gather_near` for body b and wall k, at plane gap ``plane_gap`` (m) within `near_wall_reach`.
     Returns the new (nc, deepest)."""
@@ -88,7 +88,7 @@ def near_wall(b, k, plane_gap, x, radius, wall_p, wall_n, tol, resting_gap, reac
     return nc + 1, min(deepest, plane_gap / radius[b])
 
 
-@njit(cache=True, forceinline=False, _nrt=False)  # no reference counting on its arrays: it allocates nothing
+@kernel(refcounts=False)  # no reference counting on its arrays: it allocates nothing
 def gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_size, tol, resting_gap, reach, merge,
                 ci, cj, ck, cn, cw, nrm):  # fmt: skip
     """Every contact (all bodies at one time) touching or within ``resting_gap`` of the smaller radius or
@@ -117,7 +117,7 @@ def gather_near(x, radius, inv_mass, active, start, nbrs, wall_p, wall_n, wall_s
     return nc, deepest
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def record_resting(c, force, ci, cj, ck, cw, start, nbrs, rest_pair, f_pair, rest_wall, f_wall):
     """Record whether contact c is in the resting set, and the force (N) it carries, for both bodies."""
     i = ci[c]
@@ -134,7 +134,7 @@ def record_resting(c, force, ci, cj, ck, cw, start, nbrs, rest_pair, f_pair, res
         f_pair[m] = force
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def expand(b, t, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p, wall_n, wall_size,
             rest_wall, f_wall, held, tol, merge, expanded, ci, cj, ck, cn, cw, nc, nrm):  # fmt: skip
     """Add the contacts of body b (at time t) not yet gathered, touching or resting; mark b expanded. With no
@@ -163,7 +163,7 @@ def expand(b, t, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, 
 
 
 # a call, not inlined: it runs only when an instant needs too many rounds
-@njit(cache=True, forceinline=False, _nrt=False)
+@kernel(refcounts=False)
 def expand_cluster(t, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, f_pair, wall_p, wall_n, wall_size,
                    rest_wall, f_wall, held, tol, merge, expanded, ci, cj, ck, cn, cw, nc, nrm, cluster,
                    n_cluster):  # fmt: skip

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from ..jit import inlined, kernel
 
 INF = math.inf
 
@@ -14,14 +14,14 @@ INF = math.inf
 # Only bodies with an event within the step are in it (a few per cent of a gas), and each entry holds its
 # time beside its body, so that sifting reads two small arrays instead of event times all over memory.
 # Entries are ordered by time, then body id: the order of events does not depend on the heap's history.
-@njit(cache=True, forceinline=True)
+@inlined
 def _before(heap_t, heap_b, p, q):
     """Whether heap entry p comes before entry q (no short-circuit: a branch around array reads would
     make Numba count references)."""
     return (heap_t[p] < heap_t[q]) | ((heap_t[p] == heap_t[q]) & (heap_b[p] < heap_b[q]))
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _heap_swap(heap_t, heap_b, where, p, q):
     heap_t[p], heap_t[q] = heap_t[q], heap_t[p]
     heap_b[p], heap_b[q] = heap_b[q], heap_b[p]
@@ -29,7 +29,7 @@ def _heap_swap(heap_t, heap_b, where, p, q):
     where[heap_b[q]] = q
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _sift(heap_t, heap_b, where, size, p):
     """Move entry p, the only one out of order, up or down to its place."""
     while p > 0 and _before(heap_t, heap_b, p, (p - 1) >> 1):
@@ -38,7 +38,7 @@ def _sift(heap_t, heap_b, where, size, p):
     _sift_down(heap_t, heap_b, where, size, p)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _sift_down(heap_t, heap_b, where, size, p):
     """Move entry p down to its place below."""
     while True:
@@ -52,7 +52,7 @@ def _sift_down(heap_t, heap_b, where, size, p):
         p = first
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def heap_build(ev_time, heap_t, heap_b, where):
     """A heap of every body with a finite event time; ``where[b]`` is b's entry, -1 if none. Returns its size."""
     size = 0
@@ -68,7 +68,7 @@ def heap_build(ev_time, heap_t, heap_b, where):
     return size
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def heap_update(heap_t, heap_b, where, size, body, t):
     """Give ``body`` the event time t (s): insert, move or (t = inf) remove its entry. Returns the new size."""
     p = where[body]

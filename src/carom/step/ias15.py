@@ -48,10 +48,10 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from ..config import ROUNDOFF
 from ..forces import table_accel
+from ..jit import inlined, kernel
 from ..narrowphase.roots import polynomial_value
 
 #: The Gauss–Radau nodes (fractions of the step) of IAS15, h_0 = 0 then the seven where forces are evaluated.
@@ -128,7 +128,7 @@ def new_radau(n: int, dim: int) -> Radau:
     return Radau(*per_body, *coefficients, np.zeros(CLOCK))
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def restart(radau):
     """Forget the predictions and the compensations (velocities jumped, or the state was written)."""
     for arr in (radau.b, radau.g, radau.e, radau.b_done, radau.e_done):
@@ -144,7 +144,7 @@ _X6, _X12, _X20, _X30, _X42, _X56, _X72 = (1.0 / ((k + 2) * (k + 3)) for k in ra
 _V2, _V3, _V4, _V5, _V6, _V7, _V8 = (1.0 / (k + 2) for k in range(STAGES))
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _increment(radau, s, h, i, d):
     """How far (m) and by how much (m/s) body i moves along axis d from the step start to its fraction s."""
     v0, a0, b = radau.v0, radau.a0, radau.b
@@ -157,7 +157,7 @@ def _increment(radau, s, h, i, d):
     return dx, dv
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def state_at(radau, s, h, active, x, v):
     """Positions (m) and velocities (m/s) of the active bodies at the fraction ``s`` of a step of h (s), from
     the step's polynomials, into x and v."""
@@ -170,7 +170,7 @@ def state_at(radau, s, h, active, x, v):
                 v[i, d] = v0[i, d] + (cv[i, d] + dv)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _two_sum(a, b):
     """a + b and the round-off it lost (Knuth's TwoSum: exact, whatever the magnitudes)."""
     s = a + b
@@ -178,7 +178,7 @@ def _two_sum(a, b):
     return s, (a - (s - bp)) + (b - bp)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def commit(radau, s, h, active, x, v):
     """End the step at fraction ``s``: x0, v0 (and x, v) become the state there, summed with compensation."""
     x0, v0, cx, cv = radau.x0, radau.v0, radau.cx, radau.cv
@@ -192,7 +192,7 @@ def commit(radau, s, h, active, x, v):
                 v[i, d] = v0[i, d]
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def begin_step(radau):
     """The Newton-basis coefficients g of the predicted b (the corrector updates both)."""
     b, g = radau.b, radau.g
@@ -205,7 +205,7 @@ def begin_step(radau):
                 g[j, i, d] = total
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def correct(radau, k, a):
     """The corrector at node k (1..7) given the accelerations ``a`` (m/s^2) there: g[k-1] from the divided
     differences, b updated by its change. Returns the largest change of g[k-1] (m/s^2)."""
@@ -224,7 +224,7 @@ def correct(radau, k, a):
     return change
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def largest(arr):
     """The largest |value| of an array (0 if empty; inf if any is not finite)."""
     top = 0.0
@@ -235,7 +235,7 @@ def largest(arr):
     return top
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def next_step(radau, h, a_last, epsilon, floor):
     """After a converged step of h (s): the step (s) its error asks for (Rein & Spiegel 2015, global error
     ``max |b6| / max |a|``, ``a`` at the last node, and ``max |a|`` at least ``floor``: the magnitude of uniform
@@ -255,7 +255,7 @@ def next_step(radau, h, a_last, epsilon, floor):
     return min(h_new, h / SAFETY), True
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def predict(radau, b_from, e_from, ratio):
     """Predict the next step's b (ratio: its length over the last step's) from a converged b and the prediction
     it started from: the step's polynomial shifted to the next one, ``e_k = q^(k+1) sum_m C(m+1, k+1) b_m``, plus
@@ -278,7 +278,7 @@ def predict(radau, b_from, e_from, ratio):
                 b[k, i, d] = e[k, i, d] + (b_from[k, i, d] - e_from[k, i, d])
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def accept(radau, h, h_new):
     """Book an accepted step of h (s) that ended at its end: keep its b, predict the next one of h_new (s)."""
     radau.b_done[...] = radau.b
@@ -288,7 +288,7 @@ def accept(radau, h, h_new):
     radau.clock[NEXT_STEP] = h_new
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def reject(radau, h_new):
     """A step to be taken again with h_new (s): its prediction made again from the last accepted step."""
     last = radau.clock[LAST_STEP]
@@ -326,7 +326,7 @@ def new_contacts(radius, inv_mass, active, wall_p, wall_n, tol, speed_tol) -> Co
                     np.arange(n), np.empty((dim, GAP_DEGREE + 1)), np.empty((dim, GAP_DEGREE + 1)))  # fmt: skip
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _power(radau, h, i, out):
     """The power coefficients (d, 10) of body i's position over the step, in tau; the constant term is x0 (its
     round-off part in ``out[:, 0]`` is left to the caller)."""
@@ -340,7 +340,7 @@ def _power(radau, h, i, out):
             out[d, k + 3] = h2 * b[k, i, d] / ((k + 2) * (k + 3))
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _to_bernstein(power, out):
     """Bernstein coefficients on [0, 1] of a polynomial of degree 9 given by its power coefficients."""
     for k in range(GAP_DEGREE + 1):
@@ -350,7 +350,7 @@ def _to_bernstein(power, out):
         out[k] = total
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _pair_gap2(rel, reach2, t):
     """|d(t)|^2 - (R_i + R_j)^2 (m^2) from the power coefficients (d, 10) of d = x_j - x_i."""
     total = -reach2
@@ -359,7 +359,7 @@ def _pair_gap2(rel, reach2, t):
     return total
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _gap(kind, poly, reach2, t):
     """A pair's squared gap (kind 0: ``poly`` the (d, 10) relative position) or a wall's gap (kind 1: ``poly[0]``
     the gap's own power coefficients, m)."""
@@ -368,7 +368,7 @@ def _gap(kind, poly, reach2, t):
     return polynomial_value(poly[0], t)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _split(c, left, right):
     """de Casteljau at 1/2: the Bernstein coefficients of the two halves."""
     n = len(c) - 1
@@ -382,7 +382,7 @@ def _split(c, left, right):
         right[n - r] = work[n - r]
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _sign_changes(c):
     changes = 0
     last = c[0] > 0.0
@@ -394,7 +394,7 @@ def _sign_changes(c):
     return changes
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _first_descent(kind, poly, reach2, coef, lo, hi, before):
     """The first time in [lo, hi] (fractions of the step; ``coef`` the Bernstein coefficients of the gap there,
     positive at lo) where the gap reaches 0, if earlier than ``before``; else inf. Bernstein subdivision,
@@ -444,7 +444,7 @@ def _first_descent(kind, poly, reach2, coef, lo, hi, before):
 _FREE, _APPROACHING, _PRESSED, _OPENING = range(4)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _contact_time(kind, poly, reach2, touching, u0, curving_in, speed_tol, before):
     """The first contact time (fraction of the step) of one pair or wall, given its gap polynomial; 0 if it
     approaches now; -1 if pressed (touching, not approaching, forced together); inf if none before ``before``.
@@ -474,7 +474,7 @@ def _contact_time(kind, poly, reach2, touching, u0, curving_in, speed_tol, befor
     return _first_descent(kind, poly, reach2, coef, lo, 1.0, before)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _restrict(c, lo):
     """Bernstein coefficients on [lo, 1] of the polynomial with coefficients c on [0, 1] (de Casteljau at lo)."""
     n = len(c) - 1
@@ -488,7 +488,7 @@ def _restrict(c, lo):
     return right
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _gap_bernstein(kind, poly, reach2, power, out):
     """The Bernstein coefficients on [0, 1] of the gap: a pair's squared gap (degree 18, products of the degree-9
     coefficients of each axis of d), or a wall's gap (degree 9)."""
@@ -503,7 +503,7 @@ def _gap_bernstein(kind, poly, reach2, power, out):
                 out[i + j] += PRODUCT[i, j] * power[i] * power[j]
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _path_boxes(radau, h, contacts):
     """Each active body's bounding box (m) over the step, its radius included: the Bernstein control points of
     its position bound its path (inactive bodies: an empty box at +inf, last in the sweep)."""
@@ -523,7 +523,7 @@ def _path_boxes(radau, h, contacts):
             hi[i, d] = np.max(bern) + r
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _sort_boxes(lo, order):
     """Insertion sort of ``order`` by ``lo[:, 0]`` (linear for the nearly sorted order of the last step)."""
     for p in range(1, len(order)):
@@ -536,7 +536,7 @@ def _sort_boxes(lo, order):
         order[q + 1] = body
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def first_contact(radau, h, contacts):
     """The first contact within a converged step of h (s): (fraction of the step, i, j) with j = -1 - k for wall
     k; fraction inf if none, -1 if pair or wall i-j is pressed (a resting contact). Pairs come from a sweep of
@@ -618,7 +618,7 @@ def first_contact(radau, h, contacts):
 
 
 # ---------------------------------------------------------------- the loops
-@njit(cache=True, forceinline=False)
+@kernel
 def _converged(change, a, it, last):
     """Whether the predictor–corrector may stop after iteration ``it`` whose last change of b6 was ``change``
     (m/s^2), ``a`` the last node's accelerations, ``last`` the previous iteration's relative change; and this
@@ -628,7 +628,7 @@ def _converged(change, a, it, last):
     return error < CONVERGED or (it > 1 and error >= last), error
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _converge(radau, h, table, fb, x, v, a):
     """The predictor–corrector of one step of h (s), forces from a `ForceTable`; leaves the last node's
     accelerations in ``a``."""
@@ -649,7 +649,7 @@ def _converge(radau, h, table, fb, x, v, a):
 _REJECTED, _ACCEPTED = -1, -2
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _close_step(radau, h, a, epsilon, gravity, planned, ends, contacts, x, v):
     """After the predictor–corrector of a step of h (s) (``a`` the last node's accelerations): `_REJECTED` (to be
     taken again, shorter), `PRESSED` (a resting contact i-j; the bodies back at the step's start), `CONTACT` (the
@@ -674,7 +674,7 @@ def _close_step(radau, h, a, epsilon, gravity, planned, ends, contacts, x, v):
     return _ACCEPTED, 1.0, -1, -1
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def _trial(radau, t, until, exact):
     """The next trial step (s), the one planned, and whether it ends the run at ``until`` (s): shortened to end
     there, or (``exact`` false) 0 where it would pass it (the run stops before)."""
@@ -684,7 +684,7 @@ def _trial(radau, t, until, exact):
     return planned, planned, False
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def integrate(radau, table, fb, contacts, x, v, t, until, exact, epsilon, max_steps):
     """Advance the bodies (x, v: the world's arrays, (n, d) m and m/s; ``radau`` in step with them) from t to
     ``until`` (s) under the forces of ``table`` (`carom.forces.ForceTable`, ``fb`` its `ForceBodies`), in at most

@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from ..intrinsics import prefetch
+from ..jit import inlined, kernel
 from ..kinematics import advance
 from ..narrowphase.spheres import (
     contact_time,
@@ -33,7 +33,7 @@ NO_PARTNER = np.iinfo(np.int64).max
 PREFETCH_AHEAD = 8
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _pair_time(i, j, t, T, x, v, a, radius, tol, speed_tol):
     """Time of the next contact of bodies i and j (both at time t) in [t, T], or inf; the same to the last
     bit for (j, i). Pairs out of reach are rejected here, before any call (`narrowphase._out_of_reach`)."""
@@ -46,7 +46,7 @@ def _pair_time(i, j, t, T, x, v, a, radius, tol, speed_tol):
     return t + contact_time(xx, xv, vv, xa, va, aa, approach, s, slack, T - t, speed_tol)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def predict_body(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, wall_size,
              rest_wall, tol, speed_tol):  # fmt: skip
     """Earliest contact of body i in [t, T]: (time, partner); partner < 0 is wall -1 - partner. Contacts in
@@ -72,7 +72,7 @@ def predict_body(i, t, T, x, v, a, tb, radius, inv_mass, active, start, nbrs, re
     return best, partner
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _wall_event(i, t, T, x, v, a, radius, wall_p, wall_n, wall_size, rest_wall, tol, speed_tol, best, partner):
     """The earlier of (``best``, ``partner``) and body i's first wall contact in [t, T] (partner -1 - k for
     wall k); resting walls have no events. A wall is first tested by its plane gap alone: beyond
@@ -88,7 +88,7 @@ def _wall_event(i, t, T, x, v, a, radius, wall_p, wall_n, wall_size, rest_wall, 
     return best, partner
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _wall_time(b, k, t, T, x, v, a, radius, wall_p, wall_n, tol, speed_tol):
     """Time of the next contact of body b (at time t) with wall k in [t, T], or inf."""
     gap = wall_plane_gap(b, k, x, radius, wall_p, wall_n)
@@ -100,7 +100,7 @@ def _wall_time(b, k, t, T, x, v, a, radius, wall_p, wall_n, tol, speed_tol):
     return t + wall_contact_time(gap, ns, na, wall_slack(b, k, x, radius, wall_p, tol), T - t, speed_tol)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def predict_all(t, T, x, v, a, radius, inv_mass, active, start, nbrs, rest_pair, wall_p, wall_n, wall_size,
                  rest_wall, tol, speed_tol, ev_time, ev_partner, gather, resting_gap, ci, cj, ck, cn, cw,
                  nrm):  # fmt: skip

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
 from ..contact.law import approach_speed
 from ..contact.layout import APPROACH, IMPULSE, RESTITUTION, TARGET
 from ..contact.solver import solve_accelerated
+from ..jit import inlined, kernel
 from ..materials import pair_restitution
 from ..narrowphase.spheres import centripetal
 from .gather import GAP, RESTING
@@ -43,7 +42,7 @@ def stall_tolerance(slop: float, dt: float) -> float:
     return 2.0 * SINK_FRACTION * slop / (dt * dt)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def contact_forces(sel, ci, cj, cn, cw, x, v, a, inv_mass, work, h, iterations, tol, stall_tol,
                    warm=False):  # fmt: skip
     """Normal forces of the resting contacts ``sel`` for the h seconds left in the step, added to the
@@ -56,7 +55,7 @@ def contact_forces(sel, ci, cj, cn, cw, x, v, a, inv_mass, work, h, iterations, 
                              iterations, tol, warm, stall_tol)  # fmt: skip
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def normal_targets(sel, ci, cj, cn, cw, x, v, h, tol):
     """Each resting contact's target (``cw[:, TARGET]``) for the h seconds left, and the tolerance of its
     force solve (m/s^2): ``tol``, or `MOTION_FRACTION` of the contacts' speeds over h if looser.
@@ -80,7 +79,7 @@ def normal_targets(sel, ci, cj, cn, cw, x, v, h, tol):
     return tol
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def joins_resting_set(c, ci, cj, cn, cw, v, a_smooth, resting_speed):
     """Whether contact c belongs in the resting set: left free, it would touch (or part) no faster than
     ``resting_speed``, ``u^2 + 2 max(a_n, 0) g <= resting_speed^2`` for approach speed u, approach
@@ -91,7 +90,7 @@ def joins_resting_set(c, ci, cj, cn, cw, v, a_smooth, resting_speed):
     return u * u + 2.0 * max(a_n, 0.0) * cw[c, GAP] <= resting_speed * resting_speed
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def pair_resting_speed(i, j, a, a_smooth, rested, dt, resting_speed):
     """Approach speed (m/s) below which contact i-j is resting: ``resting_speed``, raised to
     ``dt (|a_s,i| + |a_s,j|)`` (``a_s`` the smooth acceleration, gravity say) over the bodies that rest on
@@ -112,7 +111,7 @@ def pair_resting_speed(i, j, a, a_smooth, rested, dt, resting_speed):
     return max(resting_speed, dt * scale)
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def mark_rested(n, force_keys, force_values, wall_force, walls_held, rested):
     """Mark in ``rested`` which of the n bodies carried a resting-contact force at the end of the last step
     (from its forces: pairs by key ``i * n + j``, walls by row, read only if ``walls_held``)."""
@@ -127,7 +126,7 @@ def mark_rested(n, force_keys, force_values, wall_force, walls_held, rested):
                 rested[b] = rested[b] or wall_force[b, k] != 0.0
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def rest_limit(c, ci, cj, a, a_smooth, rested, dt, resting_speed, speed_tol, restitution, wall_e, rule, keys, values):
     """The speed (m/s) below which contact c may join the resting set: its resting speed if e < 1; if the
     pair is perfectly elastic, only the round-off speed ``speed_tol``, so that no elastic approach is ever
@@ -137,7 +136,7 @@ def rest_limit(c, ci, cj, a, a_smooth, rested, dt, resting_speed, speed_tol, res
     return pair_resting_speed(ci[c], cj[c], a, a_smooth, rested, dt, resting_speed)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def inelastic_selection(sel, ci, cj, cn, cw, v, a, a_smooth, rested, T, resting_speed, nc, every):
     """Select, for one perfectly inelastic solve, every touching contact except resting ones approaching
     slower than their resting speed (with ``every``, those too: past Config.max_rounds the touching

@@ -26,10 +26,10 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from ..config import ROUNDOFF
 from ..contact.rigid import ENERGY_ROUNDOFF, approach_floor, contact_rates, hold_impulses, round_selection
+from ..jit import inlined, kernel
 from ..materials import combine
 from ..narrowphase.polygons import polygon_disk_manifold, polygon_wall_manifold, polygons_manifold
 from ..narrowphase.rotation import pair_contact_time, wall_contact_time
@@ -93,7 +93,7 @@ class Contacts(NamedTuple):
         return Contacts(*(column[sel] for column in self))
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def pair_band(fraction, size, wall_point, x, i, j):
     """Gap (m) within ``fraction`` of the pair's smaller size, plus the round-off of its coordinates."""
     if j >= 0:
@@ -106,7 +106,7 @@ def pair_band(fraction, size, wall_point, x, i, j):
     return fraction * smaller + ROUNDOFF * coords
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def entry_manifold(g, i, j, x, angle, within, points, gaps, normal):
     """Contact points of body i with body j (j < 0: wall -1 - j) now: writes ``points`` (2, 2) (m), ``gaps``
     (2,) (m) and the unit ``normal`` (2,) from i towards j (into a wall); returns how many points (deepest
@@ -153,7 +153,7 @@ def entry_manifold(g, i, j, x, angle, within, points, gaps, normal):
     return 1
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def gather_touching(g, lists, seeds, x, angle, band_fraction, out, entry_gap):
     """The contact points within the band of the touching cluster of ``seeds`` (body ids): the movable seeds,
     and every movable body joined to them through entries with a point within the band (``band_fraction`` of
@@ -206,7 +206,7 @@ def gather_touching(g, lists, seeds, x, angle, band_fraction, out, entry_gap):
     return rows
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def entries_of(lists, bodies):
     """(m,) int64: the entries of ``bodies`` (body ids; walls' negative ids are skipped), ascending, each once."""
     mark = np.zeros(lists.entry_i.shape[0], dtype=np.bool_)
@@ -228,7 +228,7 @@ def entries_of(lists, bodies):
     return out
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _motion_at(m, b, later, out):
     """Body b's motion ``later`` s after now into ``out`` (8,): position, velocity, acceleration, angle, spin
     (`carom.narrowphase.rotation`)."""
@@ -241,7 +241,7 @@ def _motion_at(m, b, later, out):
     out[7] = m.w_drift[b]
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def next_contact_times(g, lists, m, which, t, h, quiet, touch, approach, time, real):
     """For each entry q in ``which``: the time (s from the step start; the present is t, the step ends at h)
     of its next new contact, searched from ``quiet[q]`` on, into ``time[q]``, and whether it is a contact
@@ -280,7 +280,7 @@ def next_contact_times(g, lists, m, which, t, h, quiet, touch, approach, time, r
             time[q], real[q] = INF, False
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def project_overlaps(g, lists, x, angle, band_fraction, iterations, since):
     """Push apart what overlaps deeper than the band, positions ``x`` and ``angle`` only (written in place):
     passes of nonlinear Gauss-Seidel over the entries, each entry's deepest point moved to half the band
@@ -311,7 +311,7 @@ def project_overlaps(g, lists, x, angle, band_fraction, iterations, since):
     return deepest
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _may_overlap(g, since, x, angle, q, i, j, band):
     """Whether entry q (bodies i and j, j < 0 a wall) may now overlap deeper than ``band`` (m), from its deepest
     gap then (``since.gap[q]``) and how far its bodies have moved and turned since. That gap is the signed
@@ -323,13 +323,13 @@ def _may_overlap(g, since, x, angle, q, i, j, band):
     return not since.gap[q] - moved > -0.5 * band
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _moved(g, since, x, angle, b):
     """How far (m) any point of body b's outline can be from where it was at ``since``."""
     return math.hypot(x[b, 0] - since.x[b, 0], x[b, 1] - since.x[b, 1]) + abs(angle[b] - since.angle[b]) * g.size[b]
 
 
-@njit(cache=True, forceinline=True)
+@inlined
 def _push(g, x, angle, i, j, px, py, nx, ny, depth):
     """Move bodies i and j (j < 0: a wall) apart by ``depth`` (m) at (px, py) along (nx, ny) (from i towards
     j), the move shared by inverse mass and inertia."""
@@ -351,7 +351,7 @@ def _push(g, x, angle, i, j, px, py, nx, ny, depth):
         angle[j] += impulse * g.inv_inertia[j] * arm_j
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def body_frame_points(bodies, points, x, angle, out):
     """``points`` (k, 2) (m, world) in the frames of ``bodies`` (k,), into ``out`` (k, 2)."""
     for c in range(bodies.shape[0]):
@@ -362,7 +362,7 @@ def body_frame_points(bodies, points, x, angle, out):
         out[c, 1] = -sin * dx + cos * dy
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def warm_start(keys, local, kept_keys, kept_local, kept_force, scale, out):
     """For each contact (pair ``keys[c]``, point ``local[c]`` in body i's frame), the kept force of its pair
     nearest to that point (``kept_*`` sorted by key) times ``scale`` (s), into ``out`` (k, 2); 0 where the pair
@@ -385,7 +385,7 @@ def warm_start(keys, local, kept_keys, kept_local, kept_force, scale, out):
     return found
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def merge_held(kept_key, kept_local, kept_force, key, local, force):
     """The held forces after a hold (`carom.step.rigid.HeldForces` as three arrays): the kept rows (sorted by
     key) of every pair this hold did not hold, and the hold's rows ``key`` (k,), ``local`` (k, 2), ``force``
@@ -421,7 +421,7 @@ def merge_held(kept_key, kept_local, kept_force, key, local, force):
     return out_key, out_local, out_force
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def entry_coefficients(entry_i, entry_j, bodies, walls, restitution_rule, friction_rule, out):
     """Each entry's (e, mu_s, mu_k) by the mixing rules (`carom.materials.combine`) into ``out`` (E, 3), from
     the bodies' and walls' own coefficients ``bodies`` (n, 3) and ``walls`` (k, 3) (pair overrides are the
@@ -434,7 +434,7 @@ def entry_coefficients(entry_i, entry_j, bodies, walls, restitution_rule, fricti
         out[q, 2] = combine(bodies[i, 2], other[2], friction_rule)
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def kinetic_energy(bodies, count, inv_mass, inv_inertia, v, w):
     """Kinetic energy (J) of the movable ``bodies[:count]``: translation and spin."""
     energy = 0.0
@@ -446,7 +446,7 @@ def kinetic_energy(bodies, count, inv_mass, inv_inertia, v, w):
     return 0.5 * energy
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def rounds_by_sweeps(c, g, x, v, w, e, mu, slow, impulse, max_rounds, hold_sweeps):
     """The rounds of the rigid impact law for the cluster of contacts ``c`` (`Contacts`) too large to
     enumerate: each round's approaching contacts solved together by `carom.contact.rigid.hold_impulses` with
@@ -524,7 +524,7 @@ def rounds_by_sweeps(c, g, x, v, w, e, mu, slow, impulse, max_rounds, hold_sweep
     return 2 * max_rounds
 
 
-@njit(cache=True, forceinline=False)
+@kernel
 def load_guess(ci, cj, point, normal, x, inv_mass, weight, mu, tangent_weight, out):
     """Impulses (K, 2) (N s: normal, tangential along ``(-n_y, n_x)``; j gets ``p n + t t``, i the opposite)
     that carry each body's ``weight`` (n, 2) (N s: its smooth force over the time held) down to its supports:
