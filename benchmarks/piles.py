@@ -14,7 +14,7 @@ the timing. A peer that is not installed is skipped (``pip install '.[bench]'`` 
     python benchmarks/piles.py --n 1000 --dt 0.016667 --until 10
 
 A landing pile is chaotic: a change of round-off moves its whole history, and with it the wall time, the
-deepest overlap and the largest energy gain (docs/performance.md, "Landing piles seed by seed").
+deepest overlap and the largest energy gain (docs/notes/piles.md, "Landing piles seed by seed").
 ``--seed 1 2 3`` runs each seed's pile in every engine, a row each (default: seed 1).
 """
 
