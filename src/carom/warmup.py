@@ -23,13 +23,13 @@ from tqdm import tqdm
 
 from .io.runner import ticking
 
-#: CPU seconds that a cold Numba cache takes to compile each engine's kernels: its warm-up scenes run in
-#: one process (`carom warmup`), measured on a 2-core AMD EPYC host (docs/performance.md, "The first
-#: compile"). A run compiles the kernels its scene needs: at most about this much.
-COMPILE_CPU_SECONDS = {"World": 160, "EventWorld": 43}
+#: CPU seconds that a cold Numba cache takes to compile the kernels one run of each engine reaches at most:
+#: for `World`, the costliest kernel family of `FAMILIES` (a run compiles only the features its world
+#: uses), measured on a 2-core AMD EPYC host (docs/performance.md, "Compilation time").
+COMPILE_CPU_SECONDS = {"World": 105, "EventWorld": 35}
 #: CPU seconds that a cold Numba cache takes to compile each kernel family of `FAMILIES`, its scenes in one
 #: worker process, measured on the same host.
-FAMILY_CPU_SECONDS = {"friction": 100, "disks and orbits": 90, "polygons": 55, "events": 40}
+FAMILY_CPU_SECONDS = {"friction": 100, "disks and orbits": 105, "polygons": 50, "events": 30}
 #: A machine busy with other work (or slower than that host) takes up to this many times longer.
 BUSY_FACTOR = 2.0
 #: Seconds without a compile of carom's kernels after which a run's compile counts as done.
