@@ -46,8 +46,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from scipy.spatial import cKDTree
 
+from .. import broadphase
 from ..contact.projection import pay, pay_for_lift, potential_rise
 from ..contact.rigid import STALL_CEILING, contact_rates, hold_impulses, resolve_rounds
 from ..errors import ContactError, crushed_error
@@ -192,21 +192,19 @@ def reach(v: np.ndarray, a: np.ndarray, size: np.ndarray, h: float) -> np.ndarra
 
 
 def candidates(p: Planar, m: Motion, h: float) -> Candidates:
-    """The candidate entries for the next h s (bounding circles swept by each body's reach)."""
+    """The candidate entries for the next h s (bounding circles swept by each body's reach): pairs from the
+    shared broad phase (`carom.broadphase`, the disks' own), kept where the two bodies' own swept circles
+    overlap and not both are fixed."""
     n = len(p.size)
     live = np.flatnonzero(p.active)
     margin = reach(m.v, m.a, p.size, h)
     swept = p.size + margin
-    pair_i = pair_j = np.zeros(0, dtype=np.int64)
-    if len(live) > 1:
-        tree = cKDTree(m.x[live])
-        pairs = tree.query_pairs(2.0 * float(swept[live].max()), output_type="ndarray")
-        if len(pairs):
-            a, b = live[pairs[:, 0]], live[pairs[:, 1]]
-            close = np.linalg.norm(m.x[a] - m.x[b], axis=1) <= swept[a] + swept[b]
-            both_fixed = (p.inv_mass[a] == 0) & (p.inv_mass[b] == 0)
-            keep = close & ~both_fixed
-            pair_i, pair_j = np.minimum(a, b)[keep].astype(np.int64), np.maximum(a, b)[keep].astype(np.int64)
+    start, nbrs, _, _ = broadphase.candidates(m.x, p.size, p.active, margin, 1.0)
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(start))
+    a, b = rows[nbrs > rows], nbrs[nbrs > rows]  # (each pair once, i < j, in id order)
+    close = np.linalg.norm(m.x[a] - m.x[b], axis=1) <= swept[a] + swept[b]
+    keep = close & ~((p.inv_mass[a] == 0) & (p.inv_mass[b] == 0))
+    pair_i, pair_j = a[keep], b[keep]
     wall_b, wall_k = [pair_i[:0]], [pair_i[:0]]
     for k in range(len(p.wall_restitution)):
         height = (m.x[live] - p.wall_point[k]) @ p.wall_normal[k]
