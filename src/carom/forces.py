@@ -144,8 +144,8 @@ class Atmosphere(Force):
         outlines = world.polygon_table()
         _drag_accel(
             world.positions, world.velocities, b.inv_mass[:n], world.radii, b.drag_coefficient[:n], world.active,
-            self.body, self.surface_density, self.scale_height, b.orientation[:n, 0], outlines.start,
-            outlines.vertices, out,
+            self.body, self.surface_density, self.scale_height, np.ascontiguousarray(b.orientation[:n, 0]),
+            outlines.start, outlines.vertices, out,
         )  # fmt: skip
 
     def __repr__(self):
@@ -273,11 +273,13 @@ def force_table(world) -> ForceTable | None:
 
 
 def force_bodies(world) -> ForceBodies:
-    """The world's `ForceBodies` (views of its arrays, but ``movable``)."""
+    """The world's `ForceBodies` (views of its arrays, but ``movable`` and ``angle``: a contiguous copy, so that
+    2D and 3D worlds share one compiled signature)."""
     b, n = world.bodies, world.n_bodies
     outlines = world.polygon_table()
     return ForceBodies(b.mass[:n], b.inv_mass[:n], b.radius[:n], b.drag_coefficient[:n], b.active[:n],
-                       world._movable(), b.orientation[:n, 0], outlines.start, outlines.vertices)  # fmt: skip
+                       world._movable(), np.ascontiguousarray(b.orientation[:n, 0]), outlines.start,
+                       outlines.vertices)  # fmt: skip
 
 
 @inlined

@@ -26,10 +26,10 @@ from .io.runner import ticking
 #: CPU seconds that a cold Numba cache takes to compile the kernels one run of each engine reaches at most:
 #: for `World`, the costliest kernel family of `FAMILIES` (a run compiles only the features its world
 #: uses), measured on a 2-core AMD EPYC host (docs/performance.md, "Compilation time").
-COMPILE_CPU_SECONDS = {"World": 105, "EventWorld": 35}
+COMPILE_CPU_SECONDS = {"World": 91, "EventWorld": 28}
 #: CPU seconds that a cold Numba cache takes to compile each kernel family of `FAMILIES`, its scenes in one
 #: worker process, measured on the same host.
-FAMILY_CPU_SECONDS = {"friction": 100, "disks and orbits": 105, "polygons": 50, "events": 30}
+FAMILY_CPU_SECONDS = {"friction": 91, "disks and orbits": 80, "polygons": 50, "events": 28}
 #: A machine busy with other work (or slower than that host) takes up to this many times longer.
 BUSY_FACTOR = 2.0
 #: Seconds without a compile of carom's kernels after which a run's compile counts as done.

@@ -565,7 +565,7 @@ def impact_rounds(
         if fr is not None and impact_coefficients(sel[:ns], ci, cj, radius, fr, fw):
             # every contact at once, from the same velocities: in any order the same
             solve_accelerated(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], w.solver,
-                              lcp_iterations, lcp_tol_v)  # fmt: skip
+                              lcp_iterations, lcp_tol_v, np.bool_(False), 0.0)  # fmt: skip
             impact_friction(sel[:ns], ci, cj, cn, cw, t_now, bodies, fw, w.solver.per_body, lcp_iterations,
                             lcp_tol_v)  # fmt: skip
         else:
@@ -682,7 +682,7 @@ def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_si
                 slow = slow or u > closing + speed_tol
         if slow:  # perfectly inelastic: approach no faster than the gap can take (all at once, in any order)
             solve_accelerated(sel[:ns], ci, cj, cn, cw[:, TARGET], v, inv_mass, cw[:, IMPULSE], w.solver,
-                              lcp_iterations, rest_tol_v)  # fmt: skip
+                              lcp_iterations, rest_tol_v, np.bool_(False), 0.0)  # fmt: skip
             if fr is not None and impact_coefficients(sel[:ns], ci, cj, radius, fr, fw):
                 impact_friction(sel[:ns], ci, cj, cn, cw, t0, bodies, fw, w.solver.per_body, lcp_iterations,
                                 rest_tol_v)  # fmt: skip
@@ -719,7 +719,7 @@ def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_si
         # and a solve of its normal rows alone would only move them towards the frictionless answer.
         tol_n = normal_targets(sel[:ns], ci, cj, cn, cw, x, v, h, rest_tol_a)
         solve_accelerated(sel[:n_lone], ci, cj, cn, cw[:, TARGET], a, inv_mass, cw[:, IMPULSE], w.solver,
-                          lcp_iterations, tol_n, True, rest_stall_a)  # fmt: skip
+                          lcp_iterations, tol_n, np.bool_(True), rest_stall_a)  # fmt: skip
         if fr is not None:
             force_friction(sel[:ns], ci, cj, cn, cw, t0, h, bodies, fr, fw, w.solver.per_body, lcp_iterations,
                            rest_tol_a, speed_tol, True)  # fmt: skip
@@ -816,23 +816,25 @@ def resolve_instant(bodies, lists, walls, materials, fr, settings, log, w, fw, i
     w.tb[:] = 0.0
     w.rested[:] = False
     if settings.merge and 0 <= p < n:
-        merged, n_log = merge_pair(bodies, settings, log, 0, 0.0, i, p, w.nrm)
+        merged, n_log = merge_pair(bodies, settings, log, np.int64(0), 0.0, i, p, w.nrm)
         return (1 if merged else 0), n_log, False, -1
     wall_size = _wall_size(walls.point)
     nc = np.int64(0)
     n_cluster = np.int64(0)
+    held = np.bool_(False)  # (no contact held; typed as the drift's flag, so the kernels below compile once)
     for b in (i, p if (0 <= p < n and bodies.inv_mass[p] != 0.0) else -1):
         if b < 0:
             continue
         nc = expand(
             b, 0.0, bodies.x, bodies.v, bodies.a, w.tb, bodies.radius, bodies.inv_mass, bodies.active, lists.start,
-            lists.nbrs, w.rest_pair, w.f_pair, walls.point, walls.normal, wall_size, w.rest_wall, w.f_wall, False,
+            lists.nbrs, w.rest_pair, w.f_pair, walls.point, walls.normal, wall_size, w.rest_wall, w.f_wall, held,
             settings.tol, settings.merge, w.expanded, w.ci, w.cj, w.ck, w.cn, w.cw, nc, w.nrm,
         )  # fmt: skip
         w.cluster[n_cluster] = b
         n_cluster += 1
     nc, n_cluster, impacts, n_log, capped, crushed = impact_rounds(
-        bodies, lists, walls, materials, fr, settings, log, w, fw, wall_size, False, 0.0, 0.0, nc, n_cluster, 0
+        bodies, lists, walls, materials, fr, settings, log, w, fw, wall_size, held, 0.0, 0.0, nc, n_cluster,
+        np.int64(0),
     )
     for q in range(n_cluster):
         w.expanded[w.cluster[q]] = False

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..contact.law import approach_speed
 from ..contact.layout import APPROACH, IMPULSE, RESTITUTION, TARGET
 from ..contact.solver import solve_accelerated
@@ -52,7 +54,7 @@ def contact_forces(sel, ci, cj, cn, cw, x, v, a, inv_mass, work, h, iterations, 
     ``work``: a `carom.contact.solver.SolverWork`."""
     tol = normal_targets(sel, ci, cj, cn, cw, x, v, h, tol)
     return solve_accelerated(sel, ci, cj, cn, cw[:, TARGET], a, inv_mass, cw[:, IMPULSE], work,
-                             iterations, tol, warm, stall_tol)  # fmt: skip
+                             iterations, tol, np.bool_(warm), stall_tol)  # fmt: skip
 
 
 @kernel
