@@ -527,14 +527,14 @@ def export_command(run_file, fmt, out, every, force):
 
 @main.command()
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Worker processes (one per engine is the most that helps).")  # fmt: skip
+              help="Worker processes, each compiling one kernel family at a time (there are 4).")  # fmt: skip
 def warmup(jobs):
     """Compile carom's kernels now, so that the first run starts at once.
 
     It says what it compiles and about how long that takes, then shows a progress bar (on a terminal) or
-    a line per scene (in a log), and a line as each engine is ready. Numba keeps the machine code in its
-    cache (next to carom's sources, or a user cache folder where those are read-only): only the first run
-    after installing or upgrading carom compiles. Running it again only loads the cache (a few seconds).
+    a line per scene (in a log), and a line as each kernel family is ready. Numba keeps the machine code in
+    its cache (next to carom's sources, or a user cache folder where those are read-only): only the first
+    run after installing or upgrading carom compiles. Running it again only loads the cache (a few seconds).
 
     \b
     Example:
