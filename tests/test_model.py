@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import carom
 
@@ -211,3 +213,19 @@ def test_a_fixed_body_accepts_mass_zero_and_attracts_nothing():
     assert w.potential_energy() == 0.0
     w.run(until=1.0, dt=0.1)
     np.testing.assert_array_equal(w.positions[j], (3, 0, 0))
+
+
+@given(st.integers(0, 2**31 - 1), st.integers(-(2**31), 2**31 - 1))
+def test_pair_keys_read_back_to_their_pair(i, j):
+    """One pair-key scheme (`carom.materials`) for overrides, saved states and the polygons' held forces: a key
+    names its pair whichever body comes first, a wall's key names the body and the wall, and every key reads
+    back (`key_pairs`) as (lower id, higher id) or (body, -1 - wall)."""
+    from carom.materials import key_pairs, pair_key, pair_keys
+
+    keys = pair_keys(np.array([i, j]), np.array([j, i])) if j >= 0 else pair_keys(np.array([i]), np.array([j]))
+    assert keys[0] == pair_key(i, j)
+    if j >= 0:
+        assert keys[0] == keys[1]  # (either order)
+        assert [list(v) for v in key_pairs(keys)] == [[min(i, j)] * 2, [max(i, j)] * 2]
+    else:
+        assert keys[0] < 0 and [list(v) for v in key_pairs(keys)] == [[i], [j]]

@@ -40,6 +40,14 @@ def pair_keys(i, j):
     return out
 
 
+def key_pairs(keys) -> tuple[np.ndarray, np.ndarray]:
+    """`pair_key` read back: (i, j) of each key, ``j = -1 - k`` for wall k, i < j for a pair of bodies."""
+    keys = np.asarray(keys, dtype=np.int64)
+    wall = keys < 0
+    high, low = np.divmod(np.where(wall, -keys - 1, keys), KEY_BASE)
+    return high, np.where(wall, -1 - low, low)
+
+
 @inlined
 def combine(e1, e2, rule):
     """Combine two coefficients by rule code (`RULE_CODES`: 0 min, 1 max, 2 mean, 3 product, 4 geometric)."""

@@ -29,7 +29,7 @@ from msgspec import inspect as mi
 
 from .config import FRICTION_RULES, IMPACT_MODES, INTEGRATORS, RESTITUTION_RULES, Config
 from .forces import Atmosphere, NBodyGravity, Thrust
-from .materials import KEY_BASE
+from .materials import key_pairs
 from .model import as_number, as_vector
 from .shapes import ball_inertia_factor, polygon_properties
 from .world import World, check_dt
@@ -990,12 +990,8 @@ def _pair_tables(world) -> list[dict]:
     restitution, friction = world._pair_restitution, world._pair_friction
     tables = []
     for key in sorted(restitution.keys() | friction.keys()):
-        if key >= 0:
-            i, j = divmod(key, KEY_BASE)
-            table = {"body": i, "other": j}
-        else:
-            i, k = divmod(-key - 1, KEY_BASE)
-            table = {"body": i, "wall": k}
+        i, j = (int(ids[0]) for ids in key_pairs([key]))
+        table = {"body": i, "other": j} if j >= 0 else {"body": i, "wall": -1 - j}
         if key in restitution:
             table["restitution"] = restitution[key]
         if key in friction:

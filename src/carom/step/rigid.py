@@ -51,10 +51,10 @@ from .. import broadphase
 from ..contact.projection import pay, pay_for_lift, potential_rise
 from ..contact.rigid import STALL_CEILING, contact_rates, hold_impulses, resolve_rounds
 from ..errors import ContactError, crushed_error
-from ..materials import pair_keys
+from ..materials import key_pairs, pair_keys
 from ..narrowphase.polygons import PolygonTable
 from . import rigid_kernels as kernels
-from .rigid_kernels import PAIR_KEY_BASE, Contacts, Entries, Outlines, Since
+from .rigid_kernels import Contacts, Entries, Outlines, Since
 
 INF = math.inf
 #: Mode assignments the exact impact law enumerates before it turns to block Gauss-Seidel
@@ -145,7 +145,7 @@ class Motion(NamedTuple):
 
 class HeldForces(NamedTuple):
     """The forces of the last hold of each pair, the next held solve's warm start: rows sorted by pair key
-    (`carom.step.rigid_kernels.PAIR_KEY_BASE`), each with its point in body i's frame."""
+    (`carom.materials.pair_key`), each with its point in body i's frame."""
 
     key: np.ndarray  # (q,) int64
     local: np.ndarray  # (q, 2) m
@@ -351,14 +351,10 @@ def _impact_row(c: Contacts, q: int, t: float, impulse: np.ndarray, speed: float
             "restitution": float(e), "tangential": impulse[1] * tangent}  # fmt: skip
 
 
-def _held_keys(i: np.ndarray, j: np.ndarray) -> np.ndarray:
-    """(k,) int64: the `HeldForces` key of each pair (i, j), j < 0 a wall: sorted keys sort the pairs as (i, j)."""
-    return i * PAIR_KEY_BASE + (j + PAIR_KEY_BASE // 2)
-
-
 def _pair_keys(c: Contacts) -> np.ndarray:
-    """(k,) int64: each contact's pair key for `HeldForces`."""
-    return _held_keys(c.ci, c.cj)
+    """(k,) int64: each contact's pair key for `HeldForces` (`carom.materials.pair_key`, the key every
+    engine's pair tables use; a contact's i is its pair's lower id)."""
+    return pair_keys(c.ci, c.cj)
 
 
 def _local_points(m: Motion, c: Contacts) -> np.ndarray:
@@ -401,15 +397,14 @@ def _remember(memory: HeldForces, keys: np.ndarray, local: np.ndarray, impulse: 
 def held_rows(memory: HeldForces) -> np.ndarray:
     """The held forces as one (q, 6) array for saving: i, j, point in body i's frame (m), normal and
     tangential force (N), pairs in sorted order."""
-    i = memory.key // PAIR_KEY_BASE
-    j = memory.key - i * PAIR_KEY_BASE - PAIR_KEY_BASE // 2
+    i, j = key_pairs(memory.key)
     return np.column_stack([i, j, memory.local, memory.force]).astype(float).reshape(len(memory.key), 6)
 
 
 def held_memory(rows: np.ndarray) -> HeldForces:
     """`held_rows` read back."""
     rows = np.asarray(rows, dtype=float).reshape(-1, 6)
-    key = _held_keys(rows[:, 0].astype(np.int64), rows[:, 1].astype(np.int64))
+    key = pair_keys(rows[:, 0].astype(np.int64), rows[:, 1].astype(np.int64))
     order = np.argsort(key, kind="stable")
     return HeldForces(key[order], rows[order, 2:4].copy(), rows[order, 4:6].copy())
 

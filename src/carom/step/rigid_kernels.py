@@ -38,9 +38,6 @@ from ..state import SHAPE_POLYGON
 INF = math.inf
 #: Advancement steps of one time-of-impact search before it hands back how far it got.
 TOI_ITERATIONS = 200
-#: Held forces are kept by pair under the key ``i * PAIR_KEY_BASE + (j + PAIR_KEY_BASE // 2)`` (j < 0 for a
-#: wall), so that sorting the keys sorts the pairs as (i, j).
-PAIR_KEY_BASE = 2**32
 
 
 class Outlines(NamedTuple):
