@@ -147,7 +147,7 @@ def test_checkpoint_entries_follow_the_state(tmp_path):
 def test_readable_with_plain_h5py_as_documented(reference, tmp_path):
     path = run(tmp_path / "plain.h5", until=0.5)
     with h5py.File(path, "r") as f:
-        assert f.attrs["format"] == "carom.trajectory" and f.attrs["version"] == 1
+        assert f.attrs["format"] == "carom.trajectory" and f.attrs["version"] == 2
         assert f["scene"].asstr()[()] == GAS
         assert f["frames/position"].shape == (6, 13, 2) and f["bodies/fixed"].dtype == bool
         assert f["walls/normal"].shape == (4, 2) and f["impacts/normal"].shape[1] == 2
@@ -341,3 +341,46 @@ def test_datasets_have_the_shapes_the_file_format_doc_gives(tmp_path, dim):
             axes = [axis.split("+") for axis in expected.split(",") if axis.strip()]  # ("N + 1" is a sum)
             want = tuple(sum(sizes[t.strip()] if t.strip() in sizes else int(t) for t in axis) for axis in axes)
             assert f[name].shape == want, (name, written)
+
+
+STACK = """
+[world]
+dim = 2
+gravity = [0.0, -9.81]
+[config]
+sleep_time = inf
+[run]
+until = 1.0
+dt = 0.01
+output_interval = 0.1
+[[walls]]
+point = [0.0, 0.0]
+normal = [0.0, 1.0]
+restitution = 0.0
+[[generate]]
+kind = "lattice"
+origin = [0.0, 0.1]
+counts = [1, 3]
+spacing = 0.2
+radius = 0.1
+mass = 1.0
+restitution = 0.0
+"""
+
+
+def test_a_version_1_checkpoint_with_its_old_pair_keys_resumes_as_the_run_never_stopped(tmp_path):
+    """Files of version 1 keyed resting forces between bodies ``i * n + j``; read back, they are converted to
+    `carom.materials.pair_key`, and the run goes on to the same bits."""
+    whole = load(run(tmp_path / "whole.h5", STACK))
+    path = run(tmp_path / "old.h5", STACK, until=0.5)
+    pairs = []
+    with h5py.File(path, "r+") as f:
+        slot = f["checkpoint"][str(f["checkpoint/latest"][()])]
+        for name in ("pair_force_keys", "sleep_pair_keys"):  # (awake or asleep, the stack rests on its contacts)
+            i, j = carom.materials.key_pairs(slot[name][()])
+            pairs += list(zip(i.tolist(), j.tolist(), strict=True))
+            slot[name][...] = i * 3 + j  # as version 1 wrote them
+        f.attrs["version"] = 1
+    assert sorted(set(pairs)) == [(0, 1), (1, 2)]
+    runner.resume(path, until=1.0, progress=False)
+    assert_same_run(load(path), whole)

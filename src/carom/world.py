@@ -39,7 +39,7 @@ from .contact.projection import kinetic_energy, pay_for_lift, project
 from .errors import CRUSHED, REBUILD, STALLED, ContactError, ContactWarning, crushed_error
 from .forces import Force, force_bodies, force_table
 from .kinematics import motion_bounds, spin_all
-from .materials import RULE_CODES
+from .materials import RULE_CODES, key_pairs
 from .model import Model, as_number
 from .step import ias15, rigid, sleep
 from .step.drift import (
@@ -147,7 +147,7 @@ class World(Model):
         self.forces: list[Force] = []
         self._a0: np.ndarray | None = None
         #: Resting-contact forces (N) at the end of the last step, the next step's warm start: pairs by key
-        #: ``i * n + j`` (i < j, sorted), and a (n, walls) array.
+        #: (`carom.materials.pair_key`, sorted), and a (n, walls) array.
         self._pair_force = (np.zeros(0, dtype=np.int64), np.zeros(0))
         self._wall_force = np.zeros((0, 0))
         self._walls_held = False  # whether any wall force is nonzero
@@ -252,8 +252,8 @@ class World(Model):
         the next step's warm start (without their friction: a woken island starts that from zero)."""
         asleep = self._asleep
         keys, values = self._sleep_pairs
-        n = self.bodies.n
-        keep = asleep[keys // n] | asleep[keys % n]
+        i, j = key_pairs(keys)
+        keep = asleep[i] | asleep[j]
         if np.any(keep):
             all_keys = np.concatenate([self._pair_force[0], keys[keep]])
             order = np.argsort(all_keys, kind="stable")
@@ -290,7 +290,8 @@ class World(Model):
         if not self._fall_asleep(sleep.falling_asleep(labels, count, ready | self._asleep, held), labels, count):
             return
         keys, values = self._pair_force
-        mine = self._asleep[keys // n] | self._asleep[keys % n]
+        i, j = key_pairs(keys)
+        mine = self._asleep[i] | self._asleep[j]
         self._sleep_pairs = (keys[mine], values[mine])
         self._sleep_walls = self._wall_force.copy()
 

@@ -17,11 +17,13 @@ from dataclasses import dataclass, field
 import h5py
 import numpy as np
 
+from ..materials import pair_keys
 from ..scenefile import build_world, parse_scene
 from ..shapes import ball_inertia_factor, placed_vertices
 
 FORMAT = "carom.trajectory"
-VERSION = 1
+#: Version 2: resting forces in checkpoints keyed by `carom.materials.pair_key` (version 1: ``i * n + j``).
+VERSION = 2
 #: Target size of one chunk of a growing dataset, bytes.
 CHUNK_BYTES = 1 << 14
 _FRAME_GROUPS = ("frames", "diagnostics")
@@ -165,9 +167,17 @@ def _truncate_to_checkpoint(f: h5py.File) -> tuple[int, int]:
 
 
 def _checkpoint_state(f: h5py.File) -> dict:
-    """The world state of the latest checkpoint ({} if the run stopped before its first)."""
+    """The world state of the latest checkpoint ({} if the run stopped before its first), its pair keys in
+    `carom.materials`' scheme (files of version 1 keyed resting forces ``i * n + j``)."""
     latest = int(f["checkpoint/latest"][()])
-    return {} if latest < 0 else {name: ds[()] for name, ds in f[f"checkpoint/{latest}"].items()}
+    state = {} if latest < 0 else {name: ds[()] for name, ds in f[f"checkpoint/{latest}"].items()}
+    if f.attrs["version"] < 2 and "position" in state:
+        n = len(state["position"])
+        for name in ("pair_force_keys", "sleep_pair_keys"):
+            if name in state and len(state[name]):
+                i, j = np.divmod(np.asarray(state[name], dtype=np.int64), n)
+                state[name] = pair_keys(i, j)
+    return state
 
 
 def read_checkpoint(path) -> tuple[str, dict, dict]:

@@ -55,7 +55,7 @@ from ..errors import CRUSHED, OK, REBUILD, STALLED
 from ..intrinsics import prefetch
 from ..jit import inlined, kernel
 from ..kinematics import advance, advance_all, spin_all
-from ..materials import pair_restitution
+from ..materials import pair_key, pair_restitution
 from ..narrowphase.spheres import pair_gap
 from ..shapes import ball_inertia_factor
 from .friction import (
@@ -151,7 +151,7 @@ class Carried(NamedTuple):
     """Resting-contact forces (N) at the end of the last step, this step's warm start; the drift writes
     the new wall forces into ``wall_force`` and the new pair forces into `Work`."""
 
-    keys: np.ndarray  # (q,) sorted pair keys i * n + j, i < j
+    keys: np.ndarray  # (q,) sorted pair keys (`carom.materials.pair_key`)
     values: np.ndarray  # (q,) N
     wall_force: np.ndarray  # (n, k) N, by body and wall
     walls_held: bool  # whether any wall_force is nonzero
@@ -686,7 +686,7 @@ def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_si
             if fr is not None and impact_coefficients(sel[:ns], ci, cj, radius, fr, fw):
                 impact_friction(sel[:ns], ci, cj, cn, cw, t0, bodies, fw, w.solver.per_body, lcp_iterations,
                                 rest_tol_v)  # fmt: skip
-        # warm start: each contact's force at the end of the last step (keys i * n + j, i < j), and with
+        # warm start: each contact's force at the end of the last step (by pair key), and with
         # friction, the contacts held in a cluster start from their friction too
         n_lone = _lone_first(sel, ns, ci, cj, inv_mass, w.solver.per_body, fw.held) if fr is not None else ns
         warm_friction = fr is not None and len(carried.friction) == len(force_keys)
@@ -698,7 +698,7 @@ def _resting_set(bodies, lists, walls, materials, fr, carried, s, w, fw, wall_si
             if j < 0:
                 f = wall_force[i, -1 - j]
             elif len(force_keys):
-                key = i * n + j
+                key = pair_key(i, j)
                 k = np.searchsorted(force_keys, key)
                 if k < len(force_keys) and force_keys[k] == key:
                     f = force_values[k]
@@ -764,7 +764,7 @@ def _carry_out(bodies, lists, carried, w, friction, fw, held):
         for b in range(n):
             for m in range(start[b], start[b + 1]):
                 if f_pair[m] != 0.0 and nbrs[m] > b:
-                    w.out_keys[n_carried] = b * n + nbrs[m]
+                    w.out_keys[n_carried] = pair_key(b, nbrs[m])
                     w.out_values[n_carried] = f_pair[m]
                     if friction:
                         for d in range(6):

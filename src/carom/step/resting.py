@@ -11,7 +11,7 @@ from ..contact.law import approach_speed
 from ..contact.layout import APPROACH, IMPULSE, RESTITUTION, TARGET
 from ..contact.solver import solve_accelerated
 from ..jit import inlined, kernel
-from ..materials import pair_restitution
+from ..materials import KEY_BASE, pair_restitution
 from ..narrowphase.spheres import centripetal
 from .gather import GAP, RESTING
 
@@ -116,12 +116,12 @@ def pair_resting_speed(i, j, a, a_smooth, rested, dt, resting_speed):
 @inlined
 def mark_rested(n, force_keys, force_values, wall_force, walls_held, rested):
     """Mark in ``rested`` which of the n bodies carried a resting-contact force at the end of the last step
-    (from its forces: pairs by key ``i * n + j``, walls by row, read only if ``walls_held``)."""
+    (from its forces: pairs by key, `carom.materials.pair_key`; walls by row, read only if ``walls_held``)."""
     rested[:] = False
     for k in range(len(force_keys)):
         if force_values[k] != 0.0:
-            rested[force_keys[k] // n] = True
-            rested[force_keys[k] % n] = True
+            rested[force_keys[k] // KEY_BASE] = True
+            rested[force_keys[k] % KEY_BASE] = True
     if walls_held:
         for b in range(n):
             for k in range(wall_force.shape[1]):

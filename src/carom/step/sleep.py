@@ -27,6 +27,8 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
+from ..materials import key_pairs
+
 
 def candidate_pairs(start: np.ndarray, nbrs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every entry of the CSR candidate lists as (row body, neighbour) arrays."""
@@ -87,12 +89,12 @@ def reached(x: np.ndarray, size: np.ndarray, reach: np.ndarray, awake: np.ndarra
 
 def supported(n: int, movable: np.ndarray, pair_keys: np.ndarray, pair_force: np.ndarray,
               wall_force: np.ndarray) -> np.ndarray:  # fmt: skip
-    """Mask of the bodies carrying a resting force from a wall or a fixed body (pair keys ``i * n + j``)."""
+    """Mask of the bodies carrying a resting force from a wall or a fixed body (`carom.materials` pair keys)."""
     held = np.zeros(n, dtype=bool)
     if wall_force.size:
         held |= np.any(wall_force != 0.0, axis=1)
     if len(pair_keys):
-        i, j = pair_keys // n, pair_keys % n
+        i, j = key_pairs(pair_keys)
         on = pair_force != 0.0
         held[i[on & ~movable[j]]] = True
         held[j[on & ~movable[i]]] = True
