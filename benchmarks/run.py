@@ -2,7 +2,7 @@
 
 Prints a Markdown table (body-steps/s, impacts/s, peak memory, energy change) for the time-stepped engine
 on a 3D elastic gas (packing fraction 0.2, dt = 0.01 in reduced units) and on a 2D disk pile under
-gravity (dt = 1 ms, timed over its first simulated second, while it pours); then the event-driven
+gravity (dt = 1 ms, timed from its start, while it pours and settles); then the event-driven
 benchmark (benchmarks/events.py). Each case takes a few warm-up steps first (Numba compilation is not
 timed) and then as many steps as fit in its time budget; the rates over each fifth of it show the spread
 (the host's noise, and for the pile its physics: pouring, then settling).
