@@ -6,6 +6,8 @@ import math
 import numpy as np
 import pytest
 from conftest import assert_same_run
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import carom
 from carom.config import Config
@@ -148,3 +150,21 @@ def test_a_moving_fixed_body_wakes_a_sleeping_box_before_it_reaches_it():
     assert x[0] > 2.0 and v[0] > 0.0
     np.testing.assert_allclose(x, x_awake, rtol=0, atol=1e-9)
     np.testing.assert_allclose(v, v_awake, rtol=0, atol=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 60), st.booleans())
+def test_the_sleepers_an_awake_body_may_reach_are_those_of_a_search_over_every_pair(seed, n, large):
+    """`sleep.reached` takes its pairs from the shared broad phase: it must find exactly the sleeping bodies
+    whose bounding circle an awake one's reach (plus the slop) touches, as a search over every pair does."""
+    from carom.step import sleep
+
+    rng = np.random.default_rng(seed)
+    x, size, reach = rng.uniform(0, 5, (n, 2)), rng.uniform(0.05, 0.5, n), rng.uniform(0, 0.3, n)
+    if large:
+        size[0] = 3.0  # (listed with every body by the broad phase)
+    awake = rng.random(n) < 0.5
+    asleep = ~awake & (rng.random(n) < 0.8)
+    gap = np.linalg.norm(x[:, None] - x[None], axis=2) - size[:, None] - size[None]
+    expected = np.any(awake[:, None] & asleep[None] & (gap <= reach[:, None] + 0.01), axis=0)
+    assert np.array_equal(sleep.reached(x, size, reach, awake, asleep, 0.01), expected)

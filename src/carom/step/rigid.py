@@ -55,6 +55,7 @@ from ..materials import key_pairs, pair_keys
 from ..narrowphase.polygons import PolygonTable
 from . import rigid_kernels as kernels
 from .rigid_kernels import Contacts, Entries, Outlines, Since
+from .sleep import candidate_pairs
 
 INF = math.inf
 #: Mode assignments the exact impact law enumerates before it turns to block Gauss-Seidel
@@ -200,7 +201,7 @@ def candidates(p: Planar, m: Motion, h: float) -> Candidates:
     margin = reach(m.v, m.a, p.size, h)
     swept = p.size + margin
     start, nbrs, _, _ = broadphase.candidates(m.x, p.size, p.active, margin, 1.0)
-    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(start))
+    rows, nbrs = candidate_pairs(start, nbrs)
     a, b = rows[nbrs > rows], nbrs[nbrs > rows]  # (each pair once, i < j, in id order)
     close = np.linalg.norm(m.x[a] - m.x[b], axis=1) <= swept[a] + swept[b]
     keep = close & ~((p.inv_mass[a] == 0) & (p.inv_mass[b] == 0))

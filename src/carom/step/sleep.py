@@ -25,8 +25,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
-from scipy.spatial import cKDTree
 
+from .. import broadphase
 from ..materials import key_pairs
 
 
@@ -75,15 +75,16 @@ def reached(x: np.ndarray, size: np.ndarray, reach: np.ndarray, awake: np.ndarra
             slop: float) -> np.ndarray:  # fmt: skip
     """Mask of the sleeping bodies that an awake one may touch (worlds with polygons, which have no candidate
     lists between steps): their bounding circles (radius ``size``, m) closer than the awake body's ``reach``
-    (m) plus ``slop`` (m)."""
+    (m) plus ``slop`` (m). The pairs come from the shared broad phase (`carom.broadphase`)."""
     hit = np.zeros(len(asleep), dtype=bool)
     sleepers, movers = np.flatnonzero(asleep), np.flatnonzero(awake)
     if len(sleepers) == 0 or len(movers) == 0:
         return hit
-    bound = float(np.max(size[movers] + reach[movers])) + float(size[sleepers].max()) + slop
-    near = cKDTree(x[movers]).sparse_distance_matrix(cKDTree(x[sleepers]), bound, output_type="ndarray")
-    k, j = movers[near["i"]], sleepers[near["j"]]
-    hit[j[near["v"] - size[k] - size[j] <= reach[k] + slop]] = True
+    start, nbrs, _, _ = broadphase.candidates(x, size, awake | asleep, np.where(awake, reach + slop, 0.0), 1.0)
+    k, j = candidate_pairs(start, nbrs)
+    k, j = k[awake[k] & asleep[j]], j[awake[k] & asleep[j]]  # (each awake-asleep pair once: the lists are symmetric)
+    gap = np.linalg.norm(x[k] - x[j], axis=1) - size[k] - size[j]
+    hit[j[gap <= reach[k] + slop]] = True
     return hit
 
 
